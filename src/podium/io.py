@@ -1,0 +1,238 @@
+"""Reading and writing match histories: JSONL (optionally gzip) and the CSV long form.
+
+JSONL: one object per line, in the order played (DESIGN.md, "Input format")::
+
+    {"id": str, "time": ISO-8601 | number | null, "teams": [[player, ...], ...],
+     "ranks": [int | null, ...], "weights": [[w, ...], ...] (optional), "meta": {...} (optional)}
+
+CSV long form: one row per player, columns ``match, team, player, rank, weight, time`` (``rank`` empty =
+did not finish, ``weight`` empty = 1).  A malformed line raises :class:`MatchError` with its line number;
+nothing half-read is returned.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import json
+import math
+import os
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import IO, Any
+
+import numpy as np
+
+from .match import Match, MatchError, Matches, _check_ranks, _check_teams, _check_weights, _is_date, format_time, parse_time
+
+__all__ = ["read_matches", "write_matches"]
+
+_RECORD_KEYS = {"id", "time", "teams", "ranks", "weights", "meta"}
+_CSV_COLUMNS = ("match", "team", "player", "rank", "weight", "time")
+
+
+def _open_text(path: Path, mode: str) -> IO[str]:
+    if path.suffix == ".gz":
+        return gzip.open(path, mode + "t", encoding="utf-8", newline="")  # type: ignore[return-value]
+    if mode == "r":
+        with open(path, "rb") as probe:
+            if probe.read(2) == b"\x1f\x8b":
+                return gzip.open(path, "rt", encoding="utf-8", newline="")  # type: ignore[return-value]
+    return open(path, mode, encoding="utf-8", newline="")
+
+
+def _format_of(path: Path) -> str:
+    suffixes = [s.lower() for s in path.suffixes if s.lower() != ".gz"]
+    last = suffixes[-1] if suffixes else ""
+    if last in (".jsonl", ".json", ".ndjson"):
+        return "jsonl"
+    if last == ".csv":
+        return "csv"
+    raise ValueError(f"Cannot tell the format of {str(path)!r}: use .jsonl or .csv (optionally .gz).")
+
+
+class _Builder:
+    """Accumulates validated matches straight into columnar lists."""
+
+    def __init__(self) -> None:
+        self.index: dict[str, int] = {}
+        self.match_start = [0]
+        self.team_start = [0]
+        self.team_rank: list[int] = []
+        self.player: list[int] = []
+        self.weight: list[float] = []
+        self.time: list[float] = []
+        self.ids: list[str | None] = []
+        self.meta: list[dict[str, Any] | None] = []
+        self.kinds: set[bool] = set()
+        self.has_weights = False
+
+    def add(self, teams: Any, ranks: Any, weights: Any, time: Any, id_: Any, meta: Any) -> None:
+        teams_t = _check_teams(teams)
+        ranks_t = _check_ranks(ranks, len(teams_t))
+        weights_t = _check_weights(weights, teams_t)
+        t = parse_time(time)
+        if id_ is not None and not isinstance(id_, str):
+            raise MatchError(f"'id' must be a string or null. Got {id_!r:.80}.")
+        if meta is not None and not isinstance(meta, dict):
+            raise MatchError(f"'meta' must be an object. Got {meta!r:.80}.")
+        # Validation is complete: nothing below can fail, so a match is added whole or not at all.
+        if time is not None:
+            self.kinds.add(_is_date(time))
+        self.has_weights |= weights_t is not None
+        for i, (team, rank) in enumerate(zip(teams_t, ranks_t)):
+            for j, p in enumerate(team):
+                self.player.append(self.index.setdefault(p, len(self.index)))
+                self.weight.append(weights_t[i][j] if weights_t is not None else 1.0)
+            self.team_start.append(len(self.player))
+            self.team_rank.append(-1 if rank is None else rank)
+        self.match_start.append(len(self.team_rank))
+        self.time.append(t)
+        self.ids.append(id_)
+        self.meta.append(meta)
+
+    def build(self) -> Matches:
+        if len(self.kinds) > 1:
+            raise MatchError("'time' mixes numbers and dates across matches; use one kind for a whole history.")
+        has_meta = any(m is not None for m in self.meta)
+        return Matches(
+            np.array(self.match_start, dtype=np.int64), np.array(self.team_start, dtype=np.int64),
+            np.array(self.team_rank, dtype=np.int64), np.array(self.player, dtype=np.int64),
+            np.array(self.weight, dtype=np.float64), np.array(self.time, dtype=np.float64),
+            list(self.index), self.ids, self.meta if has_meta else None,
+            time_is_date=self.kinds == {True}, has_weights=self.has_weights, validate=False,
+        )
+
+
+def read_matches(path: str | os.PathLike[str]) -> Matches:
+    """Read a match history: JSONL (``.jsonl``, optionally ``.gz``) or the CSV long form (``.csv``).
+
+    Raises
+    ------
+    MatchError
+        For a malformed line, naming the line number and the field; nothing is returned.
+    """
+    path = Path(path)
+    kind = _format_of(path)
+    with _open_text(path, "r") as handle:
+        return _read_jsonl(handle, str(path)) if kind == "jsonl" else _read_csv(handle, str(path))
+
+
+def _read_jsonl(handle: Iterable[str], name: str) -> Matches:
+    builder = _Builder()
+    for number, line in enumerate(handle, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line, parse_constant=_reject_constant)
+        except (json.JSONDecodeError, ValueError) as error:
+            raise MatchError(f"{name}, line {number}: not valid JSON ({error}).") from None
+        if not isinstance(record, dict):
+            raise MatchError(f"{name}, line {number}: a match record must be a JSON object. Got {line.strip()[:80]!r}.")
+        unknown = set(record) - _RECORD_KEYS
+        if unknown:
+            raise MatchError(f"{name}, line {number}: unknown field(s) {sorted(unknown)}; a record has {sorted(_RECORD_KEYS)}.")
+        if "teams" not in record:
+            raise MatchError(f"{name}, line {number}: the field 'teams' is missing.")
+        try:
+            builder.add(record["teams"], record.get("ranks"), record.get("weights"), record.get("time"),
+                        record.get("id"), record.get("meta"))
+        except MatchError as error:
+            raise MatchError(f"{name}, line {number}: {error}") from None
+    try:
+        return builder.build()
+    except MatchError as error:
+        raise MatchError(f"{name}: {error}") from None
+
+
+def _reject_constant(token: str) -> float:
+    raise ValueError(f"{token} is not a finite number")
+
+
+def _read_csv(handle: IO[str], name: str) -> Matches:
+    reader = csv.reader(handle)
+    header = next(reader, None)
+    if header is None:
+        return _Builder().build()
+    header = [h.strip() for h in header]
+    missing = {"match", "team", "player"} - set(header)
+    if missing:
+        raise MatchError(f"{name}, line 1: the CSV header must have columns {list(_CSV_COLUMNS)}; missing {sorted(missing)}. Got {header}.")
+    col = {h: i for i, h in enumerate(header)}
+    groups: dict[str, dict[str, Any]] = {}
+    for number, row in enumerate(reader, start=2):
+        if not row or all(not c.strip() for c in row):
+            continue
+        if len(row) != len(header):
+            raise MatchError(f"{name}, line {number}: expected {len(header)} columns, got {len(row)}: {row!r:.80}.")
+        get = lambda key: row[col[key]].strip() if key in col else ""  # noqa: E731
+        match_id, team_id, player = get("match"), get("team"), get("player")
+        if not match_id or not team_id or not player:
+            raise MatchError(f"{name}, line {number}: 'match', 'team' and 'player' must be non-empty. Got {row!r:.80}.")
+        rank_text, weight_text, time_text = get("rank"), get("weight"), get("time")
+        try:
+            rank = None if rank_text == "" else int(rank_text)
+        except ValueError:
+            raise MatchError(f"{name}, line {number}: 'rank' must be an integer or empty. Got {rank_text!r}.") from None
+        try:
+            weight = 1.0 if weight_text == "" else float(weight_text)
+        except ValueError:
+            raise MatchError(f"{name}, line {number}: 'weight' must be a number in (0, 1] or empty. Got {weight_text!r}.") from None
+        time: Any = None
+        if time_text:
+            try:
+                time = float(time_text)
+            except ValueError:
+                time = time_text
+            if isinstance(time, float) and not math.isfinite(time):
+                raise MatchError(f"{name}, line {number}: 'time' must be finite. Got {time_text!r}.")
+        group = groups.setdefault(match_id, {"teams": {}, "ranks": {}, "weights": {}, "time": time, "line": number})
+        if group["time"] != time:
+            raise MatchError(f"{name}, line {number}: 'time' differs within match {match_id!r}: {group['time']!r} and {time!r}.")
+        if team_id in group["ranks"] and group["ranks"][team_id] != rank:
+            raise MatchError(f"{name}, line {number}: 'rank' differs within team {team_id!r} of match {match_id!r}.")
+        group["ranks"][team_id] = rank
+        group["teams"].setdefault(team_id, []).append(player)
+        group["weights"].setdefault(team_id, []).append(weight)
+    builder = _Builder()
+    for match_id, group in groups.items():
+        teams = list(group["teams"].values())
+        weights = list(group["weights"].values())
+        has_w = any(w != 1.0 for ws in weights for w in ws)
+        try:
+            builder.add(teams, list(group["ranks"].values()), weights if has_w else None, group["time"], match_id, None)
+        except MatchError as error:
+            raise MatchError(f"{name}, line {group['line']} (match {match_id!r}): {error}") from None
+    return builder.build()
+
+
+def _records(matches: Matches) -> Iterator[dict[str, Any]]:
+    for j, match in enumerate(matches):
+        record = match.to_record()
+        if matches.meta is not None and matches.meta[j] is not None:
+            record["meta"] = matches.meta[j]
+        yield record
+
+
+def write_matches(matches: Matches | Iterable[Match], path: str | os.PathLike[str]) -> None:
+    """Write a history as JSONL or the CSV long form, chosen by the file name (``.gz`` compresses)."""
+    packed = matches if isinstance(matches, Matches) else Matches.from_matches(matches)
+    path = Path(path)
+    kind = _format_of(path)
+    buffer = io.StringIO()
+    if kind == "jsonl":
+        for record in _records(packed):
+            buffer.write(json.dumps(record, separators=(",", ":"), ensure_ascii=False))
+            buffer.write("\n")
+    else:
+        writer = csv.writer(buffer, lineterminator="\n")
+        writer.writerow(_CSV_COLUMNS)
+        for j, match in enumerate(packed):
+            match_id = match.id if match.id is not None else str(j)
+            t = format_time(float(packed.time[j]), packed.time_is_date) if not math.isnan(packed.time[j]) else None
+            for i, (team, rank, ws) in enumerate(zip(match.teams, match.ranks, match.team_weights())):
+                for p, w in zip(team, ws):
+                    writer.writerow([match_id, i, p, "" if rank is None else rank, w, "" if t is None else t])
+    with _open_text(path, "w") as handle:
+        handle.write(buffer.getvalue())

@@ -1,0 +1,299 @@
+"""A population's ratings, held in arrays, and the compiled replay engine that updates them.
+
+The engine walks the columnar form of :class:`podium.Matches` (``match_start``, ``team_start``,
+``team_rank``, ``player``, ``weight``) and calls, for each match, the same compiled kernel that a model's
+single-match ``rate`` runs.  The updates of a match are computed from the ratings before it and applied
+together.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .match import Match, Matches, format_time
+from .models.base import Model, _History, _State
+from .models.elo import pairwise_gradient
+from .models.plackett_luce import plackett_luce_gradient
+from .numerics import jit
+from .rating import Rating
+
+__all__ = ["League", "LeaderboardRow", "Trajectory", "replay_likelihood", "team_strengths"]
+
+PAIRWISE, PLACKETT_LUCE = 0, 1
+_CHUNK = 65536  # matches per compiled call when a progress bar is shown
+
+
+@jit
+def _family_gradient(kind: int, a: int, b: int, c: int, s: NDArray[np.float64], rank: NDArray[np.int64],
+                     n: int, grad: NDArray[np.float64]) -> float:
+    if kind == PAIRWISE:
+        return pairwise_gradient(s, rank, n, a, b, c, grad)
+    return plackett_luce_gradient(s, rank, n, a, grad)
+
+
+@jit
+def replay_likelihood(
+    kind: int, a: int, b: int, c: int, k: float, scale: float,
+    match_start: NDArray[np.int64], team_start: NDArray[np.int64], team_rank: NDArray[np.int64],
+    row: NDArray[np.int64], weight: NDArray[np.float64],
+    mu: NDArray[np.float64], games: NDArray[np.int64], hist_mu: NDArray[np.float64], loglik: NDArray[np.float64],
+) -> None:
+    """Replay a history under an Elo-family model, in place.
+
+    For each match: team strengths ``s_t = sum_i w_i mu_i / scale``; the kernel gives the log-likelihood
+    and ``dL/ds_t``; member ``i`` moves by ``k * w_i * dL/ds_t``.  ``row[p]`` is the state row of player
+    slot ``p``; ``hist_mu[p]`` receives that player's rating after the match, ``loglik[m]`` the match's
+    log-likelihood under the ratings before it.
+    """
+    n_matches = len(match_start) - 1
+    width = 2
+    for m in range(n_matches):
+        if match_start[m + 1] - match_start[m] > width:
+            width = match_start[m + 1] - match_start[m]
+    s = np.empty(width)
+    grad = np.empty(width)
+    inv_scale = 1.0 / scale
+    for m in range(n_matches):
+        t0 = match_start[m]
+        n = match_start[m + 1] - t0
+        for t in range(n):
+            acc = 0.0
+            for p in range(team_start[t0 + t], team_start[t0 + t + 1]):
+                acc += weight[p] * mu[row[p]]
+            s[t] = acc * inv_scale
+        loglik[m] = _family_gradient(kind, a, b, c, s, team_rank[t0:t0 + n], n, grad)
+        for t in range(n):
+            step = k * grad[t]
+            for p in range(team_start[t0 + t], team_start[t0 + t + 1]):
+                r = row[p]
+                mu[r] += step * weight[p]
+                games[r] += 1
+                hist_mu[p] = mu[r]
+
+
+def team_strengths(matches: Matches, mu: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Partial-play weighted sums of ``mu`` over each team of ``matches`` (player indices into ``mu``)."""
+    contrib = matches.weight * mu[matches.player]
+    sizes = np.diff(matches.team_start)
+    out = np.zeros(len(sizes))
+    np.add.at(out, np.repeat(np.arange(len(sizes)), sizes), contrib)
+    return out
+
+
+@dataclass(frozen=True)
+class LeaderboardRow:
+    """One line of a leaderboard."""
+
+    rank: int
+    player: str
+    mu: float
+    sigma: float
+    score: float
+    games: int
+
+
+@dataclass(frozen=True)
+class Trajectory:
+    """A player's rating after each of their matches, in the order recorded.
+
+    ``match`` is the index of the match in everything the league recorded; ``time`` its time (NaN unknown).
+    """
+
+    player: str
+    match: NDArray[np.int64]
+    time: NDArray[np.float64]
+    mu: NDArray[np.float64]
+    sigma: NDArray[np.float64]
+
+
+class League:
+    """A whole population rated by one model, its state held in arrays.
+
+    Parameters
+    ----------
+    model : Model
+        Any podium model.
+    ratings : mapping of str to Rating, optional
+        Starting ratings; everyone else starts at ``model.prior``.
+    keep_history : bool, default True
+        Keep every player's rating after each match (for :meth:`trajectory`); 16 bytes per player slot.
+
+    Examples
+    --------
+    >>> import podium
+    >>> league = podium.League(podium.PlackettLuce())
+    >>> _ = league.record(podium.Match.ffa(["ann", "bob", "cy"]))
+    >>> [row.player for row in league.leaderboard()]
+    ['ann', 'bob', 'cy']
+    """
+
+    def __init__(self, model: Model, ratings: Mapping[str, Rating] | None = None, *, keep_history: bool = True) -> None:
+        if not isinstance(model, Model):
+            raise TypeError(f"'model' must be a podium model. Got {model!r:.80}.")
+        self.model = model
+        self.keep_history = keep_history
+        self._index: dict[str, int] = {}
+        self._names: list[str] = []
+        self._state = _State(np.empty(0), np.empty(0))
+        self._n_matches = 0
+        self._hist: list[tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]] = []
+        self._time_is_date = False
+        for name, rating in (ratings or {}).items():
+            row = self._rows([name])[0]
+            self._state.mu[row], self._state.sigma[row] = rating.mu, rating.sigma
+
+    # -- growth ------------------------------------------------------------------------------------
+    def _rows(self, names: Iterable[str]) -> NDArray[np.int64]:
+        rows = [self._index.setdefault(n, len(self._index)) for n in names]
+        n = len(self._index)
+        if n > len(self._names):
+            new = list(self._index)[len(self._names):]
+            self._names.extend(new)
+            st = self._state
+            grow = max(n, 2 * len(st.mu)) - len(st.mu) if n > len(st.mu) else 0
+            if grow:
+                prior = self.model.prior
+                st.mu = np.concatenate([st.mu, np.full(grow, prior.mu)])
+                st.sigma = np.concatenate([st.sigma, np.full(grow, prior.sigma)])
+                st.games = np.concatenate([st.games, np.zeros(grow, np.int64)])
+                st.last_time = np.concatenate([st.last_time, np.full(grow, np.nan)])
+        return np.asarray(rows, dtype=np.int64)
+
+    # -- recording ------------------------------------------------------------------------------------
+    def record(self, match: Match) -> dict[str, Rating]:
+        """Rate one match and return the new ratings of its players."""
+        if not isinstance(match, Match):
+            raise TypeError(f"'match' must be a podium.Match. Got {match!r:.80}.")
+        self.model._check_team_count(len(match.teams))
+        packed = Matches.from_matches([match])
+        self._replay(packed)
+        return {p: self.rating(p) for p in packed.players}
+
+    def record_many(self, matches: Matches | Iterable[Match], progress: bool = False) -> League:
+        """Rate a whole history in order with the compiled replay engine.
+
+        Parameters
+        ----------
+        matches : Matches or iterable of Match
+        progress : bool
+            Show a progress bar (rich) while replaying.
+        """
+        packed = matches if isinstance(matches, Matches) else Matches.from_matches(matches)
+        if self.model._max_teams is not None and len(packed):
+            counts = packed.n_teams
+            if counts.max() > self.model._max_teams:
+                self.model._check_team_count(int(counts.max()))
+        if not progress or len(packed) <= _CHUNK:
+            self._replay(packed)
+            return self
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+        columns = (TextColumn("rating"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+        with Progress(*columns, transient=True) as bar:
+            task = bar.add_task("replay", total=len(packed))
+            for start in range(0, len(packed), _CHUNK):
+                chunk = packed[start:start + _CHUNK]
+                self._replay(chunk)
+                bar.advance(task, len(chunk))
+        return self
+
+    def _replay(self, packed: Matches) -> None:
+        rows = self._rows(packed.players)
+        history = _History(len(packed.player)) if self.keep_history else None
+        self.model._replay(packed, rows, self._state, history)
+        if history is not None and len(packed.player):
+            sizes = np.diff(packed.team_start)
+            team_match = np.repeat(np.arange(len(packed)), np.diff(packed.match_start))
+            slot_match = np.repeat(team_match, sizes)
+            self._hist.append((rows[packed.player], slot_match + self._n_matches, packed.time[slot_match],
+                               history.mu, history.sigma))
+        if len(packed) and not np.all(np.isnan(packed.time)):
+            self._time_is_date = packed.time_is_date
+        self._n_matches += len(packed)
+
+    # -- reading -----------------------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self._names)
+
+    def __contains__(self, player: object) -> bool:
+        return player in self._index
+
+    @property
+    def n_matches(self) -> int:
+        """How many matches the league has recorded."""
+        return self._n_matches
+
+    @property
+    def players(self) -> list[str]:
+        """Every player seen, in order of first appearance."""
+        return list(self._names)
+
+    def rating(self, player: str) -> Rating:
+        """A player's current rating (the prior for a player never seen)."""
+        row = self._index.get(player)
+        if row is None:
+            return self.model.prior
+        return Rating(float(self._state.mu[row]), float(self._state.sigma[row]))
+
+    def games(self, player: str) -> int:
+        """How many recorded matches a player took part in."""
+        row = self._index.get(player)
+        return 0 if row is None else int(self._state.games[row])
+
+    @property
+    def ratings(self) -> dict[str, Rating]:
+        """Every player's current rating."""
+        n = len(self._names)
+        mu, sigma = self._state.mu[:n].tolist(), self._state.sigma[:n].tolist()
+        return {name: Rating(m, s) for name, m, s in zip(self._names, mu, sigma)}
+
+    def leaderboard(self, k: float = 3.0, *, top: int | None = None, min_games: int = 0) -> list[LeaderboardRow]:
+        """Players sorted by ``mu - k * sigma`` (for the Elo family, ``sigma = 0``: by rating).
+
+        Parameters
+        ----------
+        k : float, default 3
+            How many standard deviations to subtract (TrueSkill's conservative leaderboard).
+        top : int, optional
+            Keep only the first ``top`` rows.
+        min_games : int, default 0
+            Leave out players with fewer recorded matches.
+        """
+        n = len(self._names)
+        mu, sigma, games = self._state.mu[:n], self._state.sigma[:n], self._state.games[:n]
+        score = mu - k * sigma
+        keep = np.flatnonzero(games >= min_games)
+        order = keep[np.lexsort((np.array(self._names, dtype=object)[keep] if n else keep, -score[keep]))]
+        if top is not None:
+            order = order[:top]
+        return [LeaderboardRow(i + 1, self._names[r], float(mu[r]), float(sigma[r]), float(score[r]), int(games[r]))
+                for i, r in enumerate(order)]
+
+    def trajectory(self, player: str) -> Trajectory:
+        """The player's rating after each of their matches (needs ``keep_history=True``)."""
+        if not self.keep_history:
+            raise ValueError("This League was created with keep_history=False; it keeps no trajectories.")
+        row = self._index.get(player)
+        parts: list[Any] = [[], [], [], [], []]
+        if row is not None:
+            for rows, match, time, mu, sigma in self._hist:
+                hit = rows == row
+                for part, arr in zip(parts, (rows, match, time, mu, sigma)):
+                    part.append(arr[hit])
+        cat = [np.concatenate(p) if p else np.zeros(0) for p in parts]
+        return Trajectory(player, cat[1].astype(np.int64), cat[2].astype(float), cat[3].astype(float), cat[4].astype(float))
+
+    history = trajectory
+
+    def time_label(self, value: float) -> Any:
+        """A recorded time as the user gave it (ISO date string or number)."""
+        return format_time(value, self._time_is_date) if not math.isnan(value) else None
+
+    def __repr__(self) -> str:
+        return f"League({self.model!r}, {len(self)} players, {self._n_matches} matches)"

@@ -1,0 +1,548 @@
+"""What a match says, and the compact columnar form of many matches.
+
+A :class:`Match` is one game: teams of players, the order they finished in, partial-play weights,
+when it was played.  :class:`Matches` holds many of them in CSR-style arrays, the form the compiled
+replay engine consumes (DESIGN.md, "Speed")::
+
+    match_start[M+1]  -> team_start[T+1] -> player[P], weight[P]
+    team_rank[T]      rank of each team, -1 = did not finish
+    time[M]           float (NaN = unknown); ISO dates become days since 1970-01-01
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta, timezone
+from typing import Any, overload
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = ["Match", "MatchError", "Matches"]
+
+Time = float | int | str | datetime | date | None
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_SECONDS_PER_DAY = 86400.0
+
+
+class MatchError(ValueError):
+    """A match (or a history of matches) that cannot be what it claims to be.
+
+    The message names the offending field and shows what was received.
+    """
+
+
+def _show(value: Any, limit: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _is_real(value: Any) -> bool:
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+
+
+def parse_time(value: Time, field_name: str = "time") -> float:
+    """Turn a match time into a float for the columnar form.
+
+    Numbers are kept as they are (any unit the user likes); ISO-8601 strings, ``datetime`` and
+    ``date`` become days since 1970-01-01 UTC (naive times are read as UTC); ``None`` is NaN.
+    """
+    if value is None:
+        return math.nan
+    if _is_real(value):
+        number = float(value)
+        if not math.isfinite(number):
+            raise MatchError(f"'{field_name}' must be a finite number, an ISO-8601 date or null. Got {value!r}.")
+        return number
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            parsed = datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith("Z") else text)
+        except ValueError:
+            raise MatchError(
+                f"'{field_name}' must be a number or an ISO-8601 date/time. Got {_show(value)}."
+            ) from None
+        value = parsed
+    if isinstance(value, datetime):
+        moment = value if value.tzinfo is not None else value.replace(tzinfo=timezone.utc)
+        return (moment - _EPOCH).total_seconds() / _SECONDS_PER_DAY
+    if isinstance(value, date):
+        return float((value - _EPOCH.date()).days)
+    raise MatchError(f"'{field_name}' must be a number, an ISO-8601 date or null. Got {_show(value)}.")
+
+
+def _is_date(value: Time) -> bool:
+    return isinstance(value, (str, datetime, date))
+
+
+def format_time(value: float, is_date: bool) -> float | str | None:
+    """Inverse of :func:`parse_time` for writing: days back to an ISO-8601 string."""
+    if math.isnan(value):
+        return None
+    if not is_date:
+        return int(value) if float(value).is_integer() else float(value)
+    seconds = round(value * _SECONDS_PER_DAY, 6)
+    moment = _EPOCH + timedelta(seconds=seconds)
+    if moment.hour == moment.minute == moment.second == moment.microsecond == 0:
+        return moment.date().isoformat()
+    return moment.isoformat().replace("+00:00", "Z")
+
+
+@dataclass(frozen=True, slots=True, init=False)
+class Match:
+    """One game: teams, how they finished, partial play, time and id.
+
+    Parameters
+    ----------
+    teams : sequence of sequences of str
+        Each team is a non-empty sequence of player ids; a player appears once in a match.
+    ranks : sequence of int or None, optional
+        One per team, ``0`` best.  Equal ranks are a draw; ``None`` means the team did not finish:
+        below every finisher and unordered among the other non-finishers (censored, not drawn).
+        Default: the order given, winner first.
+    weights : sequence of sequences of float, optional
+        Partial play, shaped like ``teams``, each in ``(0, 1]``.  Default 1.
+    time : number, ISO-8601 str, datetime or None
+        When the match was played.
+    id : str, optional
+        The match's identifier.
+
+    Raises
+    ------
+    MatchError
+        Fewer than two teams, an empty team, a player twice, ranks of the wrong length or type, a weight
+        outside ``(0, 1]``, a non-finite number.  Nothing is coerced.
+
+    Examples
+    --------
+    >>> Match([["ann"], ["bob", "cy"], ["dee"]], ranks=[0, 1, None]).ranks
+    (0, 1, None)
+    """
+
+    teams: tuple[tuple[str, ...], ...]
+    ranks: tuple[int | None, ...]
+    weights: tuple[tuple[float, ...], ...] | None
+    time: Time
+    id: str | None
+
+    def __init__(
+        self,
+        teams: Sequence[Sequence[str]],
+        ranks: Sequence[int | None] | None = None,
+        weights: Sequence[Sequence[float]] | None = None,
+        time: Time = None,
+        id: str | None = None,
+    ) -> None:
+        set_ = object.__setattr__
+        set_(self, "teams", _check_teams(teams))
+        set_(self, "ranks", _check_ranks(ranks, len(self.teams)))
+        set_(self, "weights", _check_weights(weights, self.teams))
+        parse_time(time)  # validates
+        set_(self, "time", time)
+        if id is not None and not isinstance(id, str):
+            raise MatchError(f"'id' must be a str or None. Got {_show(id)}.")
+        set_(self, "id", id)
+
+    @classmethod
+    def from_scores(
+        cls,
+        teams: Sequence[Sequence[str]],
+        scores: Sequence[float | None],
+        *,
+        weights: Sequence[Sequence[float]] | None = None,
+        time: Time = None,
+        id: str | None = None,
+    ) -> Match:
+        """A match from scores: higher score finishes ahead, equal scores draw, ``None`` did not finish.
+
+        Examples
+        --------
+        >>> Match.from_scores([["a"], ["b"], ["c"]], [3, 5, 3]).ranks
+        (1, 0, 1)
+        """
+        if isinstance(scores, (str, bytes)) or not isinstance(scores, Sequence):
+            raise MatchError(f"'scores' must be a sequence of numbers or None. Got {_show(scores)}.")
+        if len(scores) != len(teams):
+            raise MatchError(f"'scores' must have one entry per team ({len(teams)}). Got {len(scores)}: {_show(scores)}.")
+        finite: list[float] = []
+        for i, s in enumerate(scores):
+            if s is None:
+                continue
+            if not _is_real(s) or not math.isfinite(float(s)):
+                raise MatchError(f"'scores[{i}]' must be a finite number or None. Got {_show(s)}.")
+            finite.append(float(s))
+        distinct = sorted(set(finite), reverse=True)
+        place = {s: r for r, s in enumerate(distinct)}
+        ranks = [None if s is None else place[float(s)] for s in scores]
+        return cls(teams, ranks, weights=weights, time=time, id=id)
+
+    @classmethod
+    def ffa(cls, players: Sequence[str], *, time: Time = None, id: str | None = None) -> Match:
+        """A free-for-all of one-player teams, winner first.
+
+        Examples
+        --------
+        >>> Match.ffa(["ann", "bob", "cy"]).teams
+        (('ann',), ('bob',), ('cy',))
+        """
+        if isinstance(players, (str, bytes)) or not isinstance(players, Sequence):
+            raise MatchError(f"'players' must be a sequence of player ids. Got {_show(players)}.")
+        return cls([[p] for p in players], time=time, id=id)
+
+    @property
+    def players(self) -> list[str]:
+        """Every player of the match, team by team."""
+        return [p for team in self.teams for p in team]
+
+    def team_weights(self) -> tuple[tuple[float, ...], ...]:
+        """The partial-play weights, with the default 1 filled in."""
+        if self.weights is not None:
+            return self.weights
+        return tuple(tuple(1.0 for _ in team) for team in self.teams)
+
+    def to_record(self) -> dict[str, Any]:
+        """The match as a record of podium's JSONL format."""
+        record: dict[str, Any] = {
+            "id": self.id,
+            "time": _record_time(self.time),
+            "teams": [list(t) for t in self.teams],
+            "ranks": list(self.ranks),
+        }
+        if self.weights is not None:
+            record["weights"] = [list(w) for w in self.weights]
+        return record
+
+
+def _record_time(time: Time) -> float | int | str | None:
+    if isinstance(time, datetime):
+        return time.isoformat()
+    if isinstance(time, date):
+        return time.isoformat()
+    if isinstance(time, (np.integer, np.floating)):
+        return time.item()
+    return time
+
+
+def _check_teams(teams: Any) -> tuple[tuple[str, ...], ...]:
+    if isinstance(teams, (str, bytes)) or not isinstance(teams, (Sequence, np.ndarray)):
+        raise MatchError(f"'teams' must be a sequence of teams (each a sequence of player ids). Got {_show(teams)}.")
+    if len(teams) < 2:
+        raise MatchError(f"'teams' must hold at least two teams. Got {len(teams)}: {_show(teams)}.")
+    seen: set[str] = set()
+    out = []
+    for i, team in enumerate(teams):
+        if isinstance(team, (str, bytes)) or not isinstance(team, (Sequence, np.ndarray)):
+            raise MatchError(f"'teams[{i}]' must be a sequence of player ids. Got {_show(team)}.")
+        if len(team) == 0:
+            raise MatchError(f"'teams[{i}]' is empty; every team needs at least one player. Got {_show(teams)}.")
+        for j, player in enumerate(team):
+            if not isinstance(player, str):
+                raise MatchError(f"'teams[{i}][{j}]' must be a player id (str). Got {_show(player)}.")
+            if player in seen:
+                raise MatchError(f"'teams': player {player!r} appears more than once. Got {_show(teams)}.")
+            seen.add(player)
+        out.append(tuple(team))
+    return tuple(out)
+
+
+def _check_ranks(ranks: Any, n_teams: int) -> tuple[int | None, ...]:
+    if ranks is None:
+        return tuple(range(n_teams))
+    if isinstance(ranks, (str, bytes)) or not isinstance(ranks, (Sequence, np.ndarray)):
+        raise MatchError(f"'ranks' must be a sequence of ints or None, one per team. Got {_show(ranks)}.")
+    if len(ranks) != n_teams:
+        raise MatchError(f"'ranks' must have one entry per team ({n_teams}). Got {len(ranks)}: {_show(ranks)}.")
+    out: list[int | None] = []
+    for i, r in enumerate(ranks):
+        if r is None:
+            out.append(None)
+            continue
+        if isinstance(r, bool) or not isinstance(r, (int, np.integer)):
+            raise MatchError(f"'ranks[{i}]' must be a non-negative int or None. Got {_show(r)}.")
+        if r < 0:
+            raise MatchError(f"'ranks[{i}]' must be >= 0 (0 is best; None = did not finish). Got {r!r}.")
+        out.append(int(r))
+    return tuple(out)
+
+
+def _check_weights(weights: Any, teams: tuple[tuple[str, ...], ...]) -> tuple[tuple[float, ...], ...] | None:
+    if weights is None:
+        return None
+    if isinstance(weights, (str, bytes)) or not isinstance(weights, (Sequence, np.ndarray)) or len(weights) != len(teams):
+        raise MatchError(f"'weights' must be shaped like 'teams' ({len(teams)} teams). Got {_show(weights)}.")
+    out = []
+    for i, (team, ws) in enumerate(zip(teams, weights)):
+        if isinstance(ws, (str, bytes)) or not isinstance(ws, (Sequence, np.ndarray)) or len(ws) != len(team):
+            raise MatchError(f"'weights[{i}]' must have one weight per player of teams[{i}] ({len(team)}). Got {_show(ws)}.")
+        row = []
+        for j, w in enumerate(ws):
+            if not _is_real(w) or not (0.0 < float(w) <= 1.0):
+                raise MatchError(f"'weights[{i}][{j}]' must be a number in (0, 1]. Got {_show(w)}.")
+            row.append(float(w))
+        out.append(tuple(row))
+    return tuple(out)
+
+
+class Matches(Sequence[Match]):
+    """Many matches in columnar, CSR-style arrays: the form the replay engine consumes.
+
+    ``len``, indexing and iteration give :class:`Match` objects; slicing gives a ``Matches``.
+    Build one with :meth:`from_matches` (a list of ``Match``), :meth:`from_arrays`,
+    :func:`podium.read_matches` or :func:`podium.simulate`.
+
+    Attributes
+    ----------
+    match_start : int64[M+1]
+        Team ``t`` belongs to match ``m`` when ``match_start[m] <= t < match_start[m+1]``.
+    team_start : int64[T+1]
+        Player slot ``p`` belongs to team ``t`` when ``team_start[t] <= p < team_start[t+1]``.
+    team_rank : int64[T]
+        Rank of each team; ``-1`` = did not finish.
+    player : int64[P]
+        Dense index into :attr:`players`.
+    weight : float64[P]
+        Partial-play weight of each player slot.
+    time : float64[M]
+        Match time as a float (NaN unknown); see :func:`parse_time`.
+    players : list of str
+        Player ids; ``players[player[p]]`` is the id in slot ``p``.
+    ids : list of (str or None)
+        Match ids.
+    time_is_date : bool
+        Whether :attr:`time` holds days since 1970 parsed from dates (written back as ISO-8601).
+    """
+
+    __slots__ = (
+        "match_start", "team_start", "team_rank", "player", "weight", "time",
+        "players", "ids", "meta", "time_is_date", "has_weights",
+    )
+
+    def __init__(
+        self,
+        match_start: NDArray[np.int64],
+        team_start: NDArray[np.int64],
+        team_rank: NDArray[np.int64],
+        player: NDArray[np.int64],
+        weight: NDArray[np.float64],
+        time: NDArray[np.float64],
+        players: list[str],
+        ids: list[str | None] | None = None,
+        meta: list[dict[str, Any] | None] | None = None,
+        *,
+        time_is_date: bool = False,
+        has_weights: bool | None = None,
+        validate: bool = True,
+    ) -> None:
+        self.match_start = np.ascontiguousarray(match_start, dtype=np.int64)
+        self.team_start = np.ascontiguousarray(team_start, dtype=np.int64)
+        self.team_rank = np.ascontiguousarray(team_rank, dtype=np.int64)
+        self.player = np.ascontiguousarray(player, dtype=np.int64)
+        self.weight = np.ascontiguousarray(weight, dtype=np.float64)
+        self.time = np.ascontiguousarray(time, dtype=np.float64)
+        self.players = list(players)
+        n = len(self.match_start) - 1
+        self.ids = list(ids) if ids is not None else [None] * n
+        self.meta = list(meta) if meta is not None else None
+        self.time_is_date = bool(time_is_date)
+        self.has_weights = bool(np.any(self.weight != 1.0)) if has_weights is None else has_weights
+        if validate:
+            self._validate()
+
+    # -- construction -------------------------------------------------------------------------
+    @classmethod
+    def from_arrays(
+        cls,
+        match_start: Any,
+        team_start: Any,
+        team_rank: Any,
+        player: Any,
+        weight: Any = None,
+        time: Any = None,
+        players: Sequence[str] | None = None,
+        ids: Sequence[str | None] | None = None,
+        *,
+        time_is_date: bool = False,
+    ) -> Matches:
+        """Build from the columnar arrays themselves (validated)."""
+        player = np.asarray(player, dtype=np.int64)
+        n_matches = len(match_start) - 1
+        if weight is None:
+            weight = np.ones(len(player))
+        if time is None:
+            time = np.full(n_matches, np.nan)
+        if players is None:
+            players = [str(i) for i in range(int(player.max()) + 1 if len(player) else 0)]
+        return cls(match_start, team_start, team_rank, player, weight, time, list(players),
+                   list(ids) if ids is not None else None, time_is_date=time_is_date)
+
+    @classmethod
+    def from_matches(cls, matches: Iterable[Match]) -> Matches:
+        """Pack a sequence of :class:`Match` objects.
+
+        Raises
+        ------
+        MatchError
+            If an element is not a ``Match``, or if numeric times and dates are mixed.
+        """
+        if isinstance(matches, Matches):
+            return matches
+        index: dict[str, int] = {}
+        match_start = [0]
+        team_start = [0]
+        team_rank: list[int] = []
+        player: list[int] = []
+        weight: list[float] = []
+        time: list[float] = []
+        ids: list[str | None] = []
+        kinds: set[bool] = set()
+        has_weights = False
+        for m, match in enumerate(matches):
+            if not isinstance(match, Match):
+                raise MatchError(f"matches[{m}] must be a podium.Match. Got {_show(match)}.")
+            weights = match.team_weights()
+            has_weights |= match.weights is not None
+            for team, rank, ws in zip(match.teams, match.ranks, weights):
+                for p, w in zip(team, ws):
+                    player.append(index.setdefault(p, len(index)))
+                    weight.append(w)
+                team_start.append(len(player))
+                team_rank.append(-1 if rank is None else rank)
+            match_start.append(len(team_rank))
+            time.append(parse_time(match.time, f"matches[{m}].time"))
+            if match.time is not None:
+                kinds.add(_is_date(match.time))
+            ids.append(match.id)
+        if len(kinds) > 1:
+            raise MatchError("'time' mixes numbers and dates across matches; use one kind for a whole history.")
+        return cls(
+            np.array(match_start), np.array(team_start), np.array(team_rank, dtype=np.int64),
+            np.array(player, dtype=np.int64), np.array(weight, dtype=np.float64), np.array(time, dtype=np.float64),
+            list(index), ids, time_is_date=kinds == {True}, has_weights=has_weights, validate=False,
+        )
+
+    @classmethod
+    def concat(cls, parts: Sequence[Matches]) -> Matches:
+        """Join histories in order, merging their player lists."""
+        index: dict[str, int] = {}
+        ms, ts, tr, pl, wt, tm, ids = [np.zeros(1, np.int64)], [np.zeros(1, np.int64)], [], [], [], [], []
+        t_off = p_off = 0
+        dates = {part.time_is_date for part in parts if len(part) and not np.all(np.isnan(part.time))}
+        if len(dates) > 1:
+            raise MatchError("'time' mixes numbers and dates across the histories being joined.")
+        for part in parts:
+            remap = np.array([index.setdefault(p, len(index)) for p in part.players], dtype=np.int64)
+            ms.append(part.match_start[1:] + t_off)
+            ts.append(part.team_start[1:] + p_off)
+            tr.append(part.team_rank)
+            pl.append(remap[part.player] if len(part.player) else part.player)
+            wt.append(part.weight)
+            tm.append(part.time)
+            ids.extend(part.ids)
+            t_off += len(part.team_rank)
+            p_off += len(part.player)
+        return cls(np.concatenate(ms), np.concatenate(ts), np.concatenate(tr) if tr else np.zeros(0, np.int64),
+                   np.concatenate(pl) if pl else np.zeros(0, np.int64), np.concatenate(wt) if wt else np.zeros(0),
+                   np.concatenate(tm) if tm else np.zeros(0), list(index), ids,
+                   time_is_date=dates == {True}, validate=False)
+
+    def _validate(self) -> None:
+        ms, ts = self.match_start, self.team_start
+        n_teams, n_slots = len(self.team_rank), len(self.player)
+        if len(ms) < 1 or ms[0] != 0 or ms[-1] != n_teams:
+            raise MatchError(f"'match_start' must start at 0 and end at the number of teams ({n_teams}). Got {_show(ms.tolist())}.")
+        if len(ts) != n_teams + 1 or ts[0] != 0 or ts[-1] != n_slots:
+            raise MatchError(f"'team_start' must have {n_teams + 1} entries from 0 to {n_slots}. Got {_show(ts.tolist())}.")
+        teams_per = np.diff(ms)
+        if np.any(teams_per < 2):
+            m = int(np.argmax(teams_per < 2))
+            raise MatchError(f"match {m}: 'teams' must hold at least two teams. Got {int(teams_per[m])}.")
+        sizes = np.diff(ts)
+        if np.any(sizes < 1):
+            t = int(np.argmax(sizes < 1))
+            raise MatchError(f"team {t}: every team needs at least one player (empty team in 'team_start').")
+        if np.any(self.team_rank < -1):
+            t = int(np.argmax(self.team_rank < -1))
+            raise MatchError(f"team {t}: 'team_rank' must be >= 0 or -1 (did not finish). Got {int(self.team_rank[t])}.")
+        bad = ~((self.weight > 0.0) & (self.weight <= 1.0))
+        if np.any(bad):
+            p = int(np.argmax(bad))
+            raise MatchError(f"player slot {p}: 'weight' must be in (0, 1]. Got {float(self.weight[p])!r}.")
+        if len(self.time) != len(ms) - 1:
+            raise MatchError(f"'time' must have one entry per match ({len(ms) - 1}). Got {len(self.time)}.")
+        if np.any(np.isinf(self.time)):
+            raise MatchError("'time' must be finite or NaN (unknown).")
+        if n_slots and (self.player.min() < 0 or self.player.max() >= len(self.players)):
+            raise MatchError(f"'player' indices must lie in [0, {len(self.players)}).")
+        if len(self.ids) != len(ms) - 1:
+            raise MatchError(f"'ids' must have one entry per match ({len(ms) - 1}). Got {len(self.ids)}.")
+        # A player twice in one match: sort (match, player) pairs and look for neighbours that agree.
+        if n_slots:
+            team_of_slot = np.repeat(np.arange(n_teams), sizes)
+            match_of_slot = np.repeat(np.arange(len(ms) - 1), teams_per)[team_of_slot]
+            key = match_of_slot * np.int64(len(self.players) + 1) + self.player
+            order = np.argsort(key, kind="stable")
+            same = key[order][1:] == key[order][:-1]
+            if np.any(same):
+                slot = int(order[1:][same][0])
+                m = int(match_of_slot[slot])
+                raise MatchError(f"match {m}: 'teams': player {self.players[self.player[slot]]!r} appears more than once.")
+
+    # -- sequence protocol --------------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self.match_start) - 1
+
+    @overload
+    def __getitem__(self, i: int) -> Match: ...
+    @overload
+    def __getitem__(self, i: slice) -> Matches: ...
+
+    def __getitem__(self, i: int | slice) -> Match | Matches:
+        n = len(self)
+        if isinstance(i, slice):
+            start, stop, step = i.indices(n)
+            if step != 1:
+                raise ValueError("Matches supports only contiguous slices (step 1).")
+            stop = max(stop, start)
+            t0, t1 = int(self.match_start[start]), int(self.match_start[stop])
+            p0, p1 = int(self.team_start[t0]), int(self.team_start[t1])
+            return Matches(
+                self.match_start[start:stop + 1] - t0, self.team_start[t0:t1 + 1] - p0, self.team_rank[t0:t1],
+                self.player[p0:p1], self.weight[p0:p1], self.time[start:stop], self.players, self.ids[start:stop],
+                self.meta[start:stop] if self.meta is not None else None,
+                time_is_date=self.time_is_date, has_weights=self.has_weights, validate=False,
+            )
+        if isinstance(i, (int, np.integer)) and not isinstance(i, bool):
+            j = int(i) + n if i < 0 else int(i)
+            if not 0 <= j < n:
+                raise IndexError(f"match index {i} out of range for {n} matches")
+            return self._match(j)
+        raise TypeError(f"Matches indices must be int or slice, not {type(i).__name__}")
+
+    def __iter__(self) -> Iterator[Match]:
+        for j in range(len(self)):
+            yield self._match(j)
+
+    def _match(self, j: int) -> Match:
+        t0, t1 = int(self.match_start[j]), int(self.match_start[j + 1])
+        teams, weights, ranks = [], [], []
+        for t in range(t0, t1):
+            p0, p1 = int(self.team_start[t]), int(self.team_start[t + 1])
+            teams.append([self.players[k] for k in self.player[p0:p1]])
+            weights.append(self.weight[p0:p1].tolist())
+            r = int(self.team_rank[t])
+            ranks.append(None if r < 0 else r)
+        t = float(self.time[j])
+        time = format_time(t, self.time_is_date) if not math.isnan(t) else None
+        has_w = self.has_weights and any(w != 1.0 for ws in weights for w in ws)
+        return Match(teams, ranks, weights if has_w else None, time=time, id=self.ids[j])
+
+    def __repr__(self) -> str:
+        return f"Matches({len(self)} matches, {len(self.players)} players)"
+
+    @property
+    def n_teams(self) -> NDArray[np.int64]:
+        """Number of teams in each match."""
+        return np.diff(self.match_start)

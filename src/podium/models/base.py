@@ -1,0 +1,206 @@
+"""The contract every model keeps, and the shared machinery of the likelihood (Elo) family.
+
+A model holds hyperparameters only: keyword-only, stored verbatim, validated once in the constructor
+(scikit-learn style), never changed afterwards.  It rates a match from ratings it does not mutate:
+
+* ``rate(match, ratings)`` -> the new ratings of the match's players;
+* ``win_probabilities(teams, ratings)`` -> ``P(team i finishes first)``, summing to 1;
+* ``log_likelihood(match, ratings)`` -> log P(observed outcome | ratings before the match).
+
+The single-match methods pack the match into the columnar form and run the same compiled replay
+engine that :class:`podium.League` runs over whole histories, so there is one implementation of each
+piece of math.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..match import Match, MatchError, Matches
+from ..rating import Rating
+
+__all__ = ["Model", "LikelihoodModel"]
+
+
+class Model(ABC):
+    """Base of every podium model: hyperparameter validation, repr, and the shared public methods."""
+
+    _max_teams: ClassVar[int | None] = None
+
+    # -- validation (one place) -----------------------------------------------------------------
+    def _positive(self, name: str, value: Any) -> float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+            raise ValueError(f"The {name!r} parameter of {type(self).__name__} must be a positive float. Got {value!r} instead.")
+        return float(value)
+
+    def _finite(self, name: str, value: Any) -> float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise ValueError(f"The {name!r} parameter of {type(self).__name__} must be a finite float. Got {value!r} instead.")
+        return float(value)
+
+    def _choice(self, name: str, value: Any, options: tuple[str, ...]) -> int:
+        if value not in options:
+            raise ValueError(f"The {name!r} parameter of {type(self).__name__} must be one of {options}. Got {value!r} instead.")
+        return options.index(value)
+
+    def get_params(self) -> dict[str, Any]:
+        """The hyperparameters, as given to the constructor."""
+        return {k: v for k, v in vars(self).items() if not k.startswith("_")}
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        return f"{type(self).__name__}({args})"
+
+    def __eq__(self, other: object) -> bool:
+        return type(self) is type(other) and self.get_params() == other.get_params()  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, tuple(sorted(self.get_params().items()))))
+
+    @property
+    def prior(self) -> Rating:
+        """The rating of a player the model has not seen."""
+        raise NotImplementedError
+
+    # -- packing -----------------------------------------------------------------------------------
+    def _check_team_count(self, n: int) -> None:
+        if self._max_teams is not None and n > self._max_teams:
+            raise MatchError(
+                f"'teams': {type(self).__name__} rates two teams; got {n}. For free-for-alls use "
+                "PairwiseElo, PlackettLuce, Thurstone or TrueSkill."
+            )
+
+    def _pack(self, match: Match, ratings: Mapping[str, Rating]) -> tuple[Matches, NDArray[np.float64], NDArray[np.float64]]:
+        if not isinstance(match, Match):
+            raise MatchError(f"'match' must be a podium.Match. Got {type(match).__name__}: {match!r:.80}.")
+        self._check_team_count(len(match.teams))
+        packed = Matches.from_matches([match])
+        prior = self.prior
+        mu = np.empty(len(packed.players))
+        sigma = np.empty(len(packed.players))
+        for i, name in enumerate(packed.players):
+            rating = ratings.get(name, prior)
+            if not isinstance(rating, Rating):
+                raise TypeError(f"'ratings[{name!r}]' must be a podium.Rating. Got {rating!r:.80}.")
+            mu[i], sigma[i] = rating.mu, rating.sigma
+        return packed, mu, sigma
+
+    def _teams_match(self, teams: Sequence[Sequence[str]], weights: Sequence[Sequence[float]] | None) -> Match:
+        return Match(teams, weights=weights)
+
+    # -- public single-match methods -------------------------------------------------------------
+    def rate(self, match: Match, ratings: Mapping[str, Rating]) -> dict[str, Rating]:
+        """The ratings of the match's players after it; ``ratings`` (before) is not changed.
+
+        Players missing from ``ratings`` start at :attr:`prior`.
+        """
+        packed, mu, sigma = self._pack(match, ratings)
+        state = _State(mu, sigma)
+        self._replay(packed, np.arange(len(mu)), state, None)
+        return {name: Rating(float(state.mu[i]), float(state.sigma[i])) for i, name in enumerate(packed.players)}
+
+    def log_likelihood(self, match: Match, ratings: Mapping[str, Rating]) -> float:
+        """``log P(the match's outcome | ratings before it)`` under the model."""
+        packed, mu, sigma = self._pack(match, ratings)
+        loglik = np.empty(1)
+        self._replay(packed, np.arange(len(mu)), _State(mu, sigma), None, loglik)
+        return float(loglik[0])
+
+    def win_probabilities(
+        self, teams: Sequence[Sequence[str]], ratings: Mapping[str, Rating],
+        weights: Sequence[Sequence[float]] | None = None,
+    ) -> NDArray[np.float64]:
+        """``P(team i finishes first)`` for each team; the entries sum to 1."""
+        match = self._teams_match(teams, weights)
+        packed, mu, sigma = self._pack(match, ratings)
+        log_p = self._log_win(packed, mu, sigma)
+        p = np.exp(log_p - np.max(log_p))
+        return p / p.sum()
+
+    # -- what each family provides -----------------------------------------------------------------
+    def _replay(self, matches: Matches, slot_index: NDArray[np.int64], state: _State,
+                history: _History | None, loglik: NDArray[np.float64] | None = None) -> None:
+        """Rate ``matches`` in order, updating ``state`` in place (``slot_index`` maps the history's
+        player indices to rows of ``state``); write each match's log-likelihood into ``loglik``."""
+        raise NotImplementedError
+
+    def _log_win(self, packed: Matches, mu: NDArray[np.float64], sigma: NDArray[np.float64]) -> NDArray[np.float64]:
+        raise NotImplementedError
+
+
+class _State:
+    """A population's ratings in arrays (rows = players)."""
+
+    __slots__ = ("mu", "sigma", "games", "last_time")
+
+    def __init__(self, mu: NDArray[np.float64], sigma: NDArray[np.float64]) -> None:
+        self.mu = mu
+        self.sigma = sigma
+        self.games = np.zeros(len(mu), dtype=np.int64)
+        self.last_time = np.full(len(mu), np.nan)
+
+
+class _History:
+    """Where a replay writes each player slot's rating after its match."""
+
+    __slots__ = ("mu", "sigma")
+
+    def __init__(self, n_slots: int) -> None:
+        self.mu = np.empty(n_slots)
+        self.sigma = np.empty(n_slots)
+
+
+class LikelihoodModel(Model):
+    """The Elo family: a step of ``k`` rating points along the gradient of the match log-likelihood.
+
+    Subclasses set ``_kind`` (which compiled kernel) and ``_int_params`` (its options).
+    """
+
+    _kind: ClassVar[int] = -1
+    _int_params: tuple[int, int, int]
+
+    def __init__(self, *, k: float, initial: float, scale: float) -> None:
+        self.k = k
+        self.initial = initial
+        self.scale = scale
+        self._positive("k", k)
+        self._finite("initial", initial)
+        self._positive("scale", scale)
+
+    @property
+    def prior(self) -> Rating:
+        return Rating(float(self.initial), 0.0)
+
+    def _win_spec(self) -> tuple[str, str]:
+        """(performance density, choice order) of the multi-team model behind ``win_probabilities``."""
+        return "gumbel", "victory"
+
+    def _replay(self, matches: Matches, slot_index: NDArray[np.int64], state: _State,
+                history: _History | None, loglik: NDArray[np.float64] | None = None) -> None:
+        from ..league import replay_likelihood  # the engine imports the kernels, which import this module
+
+        n_slots, n_matches = len(matches.player), len(matches)
+        hist = history.mu if history is not None else np.empty(n_slots)
+        ll = loglik if loglik is not None else np.empty(n_matches)
+        a, b, c = self._int_params
+        replay_likelihood(
+            self._kind, a, b, c, float(self.k), float(self.scale),
+            matches.match_start, matches.team_start, matches.team_rank, slot_index[matches.player],
+            matches.weight, state.mu, state.games, hist, ll,
+        )
+        if history is not None:
+            history.sigma[:] = 0.0
+
+    def _log_win(self, packed: Matches, mu: NDArray[np.float64], sigma: NDArray[np.float64]) -> NDArray[np.float64]:
+        from ..league import team_strengths
+        from ..ordering import log_win_probabilities
+
+        s = team_strengths(packed, mu) / self.scale
+        density, order = self._win_spec()
+        return log_win_probabilities(s, density=density, order=order)

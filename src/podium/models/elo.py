@@ -1,0 +1,202 @@
+"""The two-team Elo and its pairwise generalization (multiplayer-Elo note, sections 2 and 3.1).
+
+Ratings ``r`` are in rating points; the math runs in natural units ``rho = r / scale``.  A team's
+strength is the partial-play weighted sum of its members' ``rho``.  For two teams with strengths
+``s1, s2`` and ``d = s1 - s2`` the probability that team 1 finishes ahead is
+
+* logistic (the note's exponential Elo): ``P = 1 / (1 + exp(-d))``; with ``scale = 400 / ln 10`` this is
+  chess Elo's ``E = 1 / (1 + 10**(-(r1 - r2) / 400))``;
+* gaussian (performances ``X_i ~ N(s_i, 1)``): ``P = Phi(d / sqrt 2)``.
+
+The match log-likelihood is ``S log P + (1 - S) log(1 - P)`` with ``S = 1, 0, 1/2`` for a win, loss or draw
+(a draw is half a win and half a loss).  Its derivative with respect to ``s1`` is the ``gradient``
+update: ``S - P`` for the logistic model and ``(S phi(z)/Phi(z) - (1-S) phi(z)/Phi(-z)) / sqrt 2`` with
+``z = d / sqrt 2`` for the Gaussian one (unbounded in an upset).  The ``classic`` update is ``S - P``
+with the model's ``P`` (bounded by 1).  A team's update is ``k * gradient``, shared to member ``i`` by
+the chain rule: ``Delta r_i = k * w_i * dL/ds``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..numerics import inv_mills, jit, log_ndtr, log_sigmoid, ndtr, sigmoid
+from .base import LikelihoodModel
+
+__all__ = ["Elo", "PairwiseElo"]
+
+_SQRT2 = math.sqrt(2.0)
+LOGISTIC, GAUSSIAN = 0, 1
+GRADIENT, CLASSIC = 0, 1
+SUM, MEAN = 0, 1
+
+
+@jit
+def pair_outcome(d: float, score: float, performance: int, update: int) -> tuple[float, float]:
+    """Log-likelihood and update of one two-team game for the team ahead-by-``d``.
+
+    Parameters
+    ----------
+    d : float
+        ``s1 - s2`` in natural units.
+    score : float
+        ``S``: 1 if team 1 finished ahead, 0 if behind, 0.5 for a draw.
+    performance, update : int
+        ``LOGISTIC``/``GAUSSIAN`` and ``GRADIENT``/``CLASSIC``.
+
+    Returns
+    -------
+    (log L, g) : the game's log-likelihood and team 1's update direction (team 2's is ``-g``).
+    """
+    if performance == LOGISTIC:
+        ll = 0.0
+        if score > 0.0:
+            ll += score * log_sigmoid(d)
+        if score < 1.0:
+            ll += (1.0 - score) * log_sigmoid(-d)
+        return ll, score - sigmoid(d)
+    z = d / _SQRT2
+    ll = 0.0
+    if score > 0.0:
+        ll += score * log_ndtr(z)
+    if score < 1.0:
+        ll += (1.0 - score) * log_ndtr(-z)
+    if update == CLASSIC:
+        return ll, score - ndtr(z)
+    g = 0.0
+    if score > 0.0:
+        g += score * inv_mills(z)
+    if score < 1.0:
+        g -= (1.0 - score) * inv_mills(-z)
+    return ll, g / _SQRT2
+
+
+@jit
+def pairwise_gradient(
+    s: NDArray[np.float64], rank: NDArray[np.int64], n: int,
+    performance: int, update: int, combine: int, grad: NDArray[np.float64],
+) -> float:
+    """Pairwise Elo over ``n`` teams: every pair as a two-team game (note, section 3.1).
+
+    A pair with different ranks is a win for the better one; a finisher beats a non-finisher
+    (``rank = -1``); equal ranks draw; two non-finishers contribute nothing.  ``combine = MEAN``
+    divides the sum by ``n - 1``, the number of opponents, which keeps the updates zero-sum.
+    Writes ``dL/ds`` into ``grad[:n]`` and returns the (composite) log-likelihood.
+    """
+    for a in range(n):
+        grad[a] = 0.0
+    total = 0.0
+    for a in range(n):
+        ra = rank[a]
+        for b in range(a + 1, n):
+            rb = rank[b]
+            if ra < 0 and rb < 0:
+                continue
+            if ra == rb:
+                score = 0.5
+            elif rb < 0 or (ra >= 0 and ra < rb):
+                score = 1.0
+            else:
+                score = 0.0
+            ll, g = pair_outcome(s[a] - s[b], score, performance, update)
+            total += ll
+            grad[a] += g
+            grad[b] -= g
+    if combine == MEAN and n > 2:
+        inv = 1.0 / (n - 1)
+        for a in range(n):
+            grad[a] *= inv
+        total *= inv
+    return total
+
+
+class _PairwiseBase(LikelihoodModel):
+    """Shared constructor of :class:`Elo` and :class:`PairwiseElo`."""
+
+    _kind = 0
+
+    def __init__(
+        self, *, k: float = 32.0, initial: float = 1500.0, scale: float = 400.0 / math.log(10.0),
+        performance: str = "logistic", update: str = "gradient", combine: str = "sum",
+    ) -> None:
+        self.performance = performance
+        self.update = update
+        self.combine = combine
+        super().__init__(k=k, initial=initial, scale=scale)
+        self._int_params = (
+            self._choice("performance", performance, ("logistic", "gaussian")),
+            self._choice("update", update, ("gradient", "classic")),
+            self._choice("combine", combine, ("sum", "mean")),
+        )
+
+    def _win_spec(self) -> tuple[str, str]:
+        # Logistic pairs are differences of Gumbel performances: Plackett-Luce in the victory order.
+        return ("gumbel" if self.performance == "logistic" else "gaussian"), "victory"
+
+
+class Elo(_PairwiseBase):
+    """Two-team Elo, logistic or Gaussian, learnt by the likelihood gradient or the classic update.
+
+    ``P(team 1 ahead) = 1 / (1 + exp(-(s1 - s2)))`` (logistic) or ``Phi((s1 - s2) / sqrt 2)``
+    (Gaussian), with ``s`` the partial-play weighted sum of members' ratings divided by ``scale``.
+    The update of member ``i`` is ``k * w_i * dL/ds`` (multiplayer-Elo note, section 2); a draw
+    counts as half a win and half a loss; a finisher beats a non-finisher.
+
+    Parameters
+    ----------
+    k : float, default 32
+        Step size in rating points.
+    initial : float, default 1500
+        Rating of a new player.
+    scale : float, default 400 / ln 10
+        Rating points per natural unit: ``Elo()`` is chess Elo.  ``scale=1, initial=0, k=eta`` gives the
+        note's formulas literally.
+    performance : {"logistic", "gaussian"}
+    update : {"gradient", "classic"}
+        ``gradient``: the derivative of the match log-likelihood (``S - E`` for logistic, the unbounded
+        ``phi/Phi`` form for Gaussian); ``classic``: ``S - E`` with the model's ``E``.
+
+    Examples
+    --------
+    >>> from podium import Elo, Match, Rating
+    >>> new = Elo(k=25).rate(Match([["a"], ["b"]]), {"a": Rating(1200), "b": Rating(1500)})
+    >>> round(new["a"].mu, 2), round(new["b"].mu, 2)
+    (1221.23, 1478.77)
+    """
+
+    def __init__(
+        self, *, k: float = 32.0, initial: float = 1500.0, scale: float = 400.0 / math.log(10.0),
+        performance: str = "logistic", update: str = "gradient",
+    ) -> None:
+        super().__init__(k=k, initial=initial, scale=scale, performance=performance, update=update)
+
+    _max_teams = 2
+
+
+class PairwiseElo(_PairwiseBase):
+    """Elo for any number of teams: every pair of teams as a two-team Elo game (note, section 3.1).
+
+    Pairs with different ranks are a win and a loss, drawn pairs a draw, a finisher beats a
+    non-finisher, two non-finishers contribute nothing.  ``combine="sum"`` adds the pair updates;
+    ``combine="mean"`` divides them by ``n - 1`` (the number of opponents), so a free-for-all moves a
+    rating about as much as one game.  The log-likelihood is the composite (pairwise) one whose gradient
+    is the update: for more than two teams it is not the probability of the whole order.
+
+    ``win_probabilities`` uses the multi-team model whose pairs are this model: Gumbel performances
+    (Plackett-Luce, victory order) for logistic, ``N(s_i, 1)`` performances for Gaussian.
+
+    Parameters
+    ----------
+    k, initial, scale, performance, update
+        As for :class:`Elo`.
+    combine : {"sum", "mean"}
+    """
+
+    def __init__(
+        self, *, k: float = 32.0, initial: float = 1500.0, scale: float = 400.0 / math.log(10.0),
+        performance: str = "logistic", update: str = "gradient", combine: str = "sum",
+    ) -> None:
+        super().__init__(k=k, initial=initial, scale=scale, performance=performance, update=update, combine=combine)

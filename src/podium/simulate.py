@@ -1,0 +1,124 @@
+"""Simulated seasons with known skills, for demos, tests and benchmarks."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy.special import ndtri
+
+from .match import Matches
+
+__all__ = ["Simulation", "simulate"]
+
+
+@dataclass(frozen=True)
+class Simulation:
+    """A simulated history and the truth behind it.
+
+    Attributes
+    ----------
+    matches : Matches
+        The matches, in the order played (``time`` = match number).
+    skills : dict of str to float
+        The true skill of each player, in natural units (performance noise has standard deviation 1).
+    """
+
+    matches: Matches
+    skills: dict[str, float]
+
+
+def _draw_margin(draw_probability: float, team_size: int) -> float:
+    """The margin ``eps`` with ``P(|X_1 - X_2| <= eps) = draw_probability`` for two equal teams.
+
+    Team performance is the sum of ``team_size`` unit-variance performances, so ``X_1 - X_2`` has
+    variance ``2 * team_size`` and ``draw_probability = 2 Phi(eps / sqrt(2 n)) - 1`` (TrueSkill paper, 4.1).
+    """
+    return math.sqrt(2.0 * team_size) * float(ndtri((1.0 + draw_probability) / 2.0))
+
+
+def _lineups(rng: np.random.Generator, n_players: int, n_matches: int, k: int) -> NDArray[np.int64]:
+    """``k`` distinct players for each match, uniformly at random."""
+    if n_players <= 4096:
+        out = np.empty((n_matches, k), dtype=np.int64)
+        chunk = max(1, 2_000_000 // n_players)
+        for start in range(0, n_matches, chunk):
+            stop = min(n_matches, start + chunk)
+            keys = rng.random((stop - start, n_players))
+            out[start:stop] = np.argpartition(keys, k - 1, axis=1)[:, :k] if k < n_players else np.argsort(keys, axis=1)
+        # argpartition leaves the k chosen in no particular order; shuffle so team order is random.
+        return rng.permuted(out, axis=1)
+    out = rng.integers(0, n_players, size=(n_matches, k), dtype=np.int64)
+    while True:
+        srt = np.sort(out, axis=1)
+        bad = np.flatnonzero(np.any(srt[:, 1:] == srt[:, :-1], axis=1))
+        if len(bad) == 0:
+            return out
+        out[bad] = rng.integers(0, n_players, size=(len(bad), k), dtype=np.int64)
+
+
+def simulate(
+    players: int | Sequence[str],
+    matches: int,
+    *,
+    teams: int = 2,
+    team_size: int = 1,
+    draw_probability: float = 0.0,
+    skill_sd: float = 1.0,
+    seed: int | None = None,
+) -> Simulation:
+    """Simulate a season: random line-ups, Gaussian performances around true skills.
+
+    Each player's true skill is drawn from ``N(0, skill_sd**2)``.  In each match ``teams * team_size``
+    distinct players are chosen uniformly; each performs ``skill + N(0, 1)``; a team performs the sum of
+    its members.  Teams finish in order of performance; two teams adjacent in that order draw when their
+    performances differ by at most the margin that gives ``draw_probability`` for two equal teams.
+
+    Parameters
+    ----------
+    players : int or sequence of str
+        How many players (named ``p00000``, ``p00001``, ...) or their names.
+    matches : int
+        How many matches.
+    teams, team_size : int
+        Teams per match and players per team.
+    draw_probability : float in [0, 1)
+        Probability that two equal teams draw.
+    skill_sd : float
+        Spread of the true skills, in units of one player's performance noise.
+    seed : int, optional
+        Seed for ``numpy.random.default_rng``.
+    """
+    names = [f"p{i:05d}" for i in range(players)] if isinstance(players, int) else list(players)
+    for field, value, low in (("matches", matches, 0), ("teams", teams, 2), ("team_size", team_size, 1)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            raise ValueError(f"'{field}' must be an int >= {low}. Got {value!r}.")
+    k = teams * team_size
+    if len(names) < k or len(set(names)) != len(names):
+        raise ValueError(f"'players' must be at least teams * team_size = {k} distinct players. Got {len(names)}.")
+    if not (isinstance(draw_probability, (int, float)) and 0.0 <= draw_probability < 1.0):
+        raise ValueError(f"'draw_probability' must be in [0, 1). Got {draw_probability!r}.")
+    if not (isinstance(skill_sd, (int, float)) and skill_sd >= 0 and math.isfinite(skill_sd)):
+        raise ValueError(f"'skill_sd' must be a finite number >= 0. Got {skill_sd!r}.")
+    rng = np.random.default_rng(seed)
+    skill = rng.normal(0.0, skill_sd, size=len(names))
+    lineup = _lineups(rng, len(names), matches, k)                     # (M, teams * team_size)
+    perf = skill[lineup] + rng.normal(size=lineup.shape)
+    team_perf = perf.reshape(matches, teams, team_size).sum(axis=2)    # (M, teams)
+    order = np.argsort(-team_perf, axis=1, kind="stable")
+    ranked = np.take_along_axis(team_perf, order, axis=1)
+    eps = _draw_margin(draw_probability, team_size) if draw_probability > 0 else -1.0
+    step = (ranked[:, :-1] - ranked[:, 1:]) > eps
+    sorted_rank = np.concatenate([np.zeros((matches, 1), np.int64), np.cumsum(step, axis=1)], axis=1)
+    rank = np.empty_like(sorted_rank)
+    np.put_along_axis(rank, order, sorted_rank, axis=1)
+    packed = Matches(
+        np.arange(matches + 1, dtype=np.int64) * teams,
+        np.arange(matches * teams + 1, dtype=np.int64) * team_size,
+        rank.reshape(-1), lineup.reshape(-1), np.ones(matches * k), np.arange(matches, dtype=np.float64),
+        names, [f"m{j}" for j in range(matches)], validate=False, has_weights=False,
+    )
+    return Simulation(packed, dict(zip(names, skill.tolist())))
