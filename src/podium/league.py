@@ -31,10 +31,10 @@ _CHUNK = 65536  # matches per compiled call when a progress bar is shown
 
 @jit
 def _family_gradient(kind: int, a: int, b: int, c: int, s: NDArray[np.float64], rank: NDArray[np.int64],
-                     n: int, grad: NDArray[np.float64]) -> float:
+                     n: int, grad: NDArray[np.float64], fw: NDArray[np.float64], iw: NDArray[np.int64]) -> float:
     if kind == PAIRWISE:
         return pairwise_gradient(s, rank, n, a, b, c, grad)
-    return plackett_luce_gradient(s, rank, n, a, grad)
+    return plackett_luce_gradient(s, rank, n, a, grad, fw, iw)
 
 
 @jit
@@ -58,6 +58,8 @@ def replay_likelihood(
             width = match_start[m + 1] - match_start[m]
     s = np.empty(width)
     grad = np.empty(width)
+    fw = np.empty(6 * width + 2)
+    iw = np.empty(2 * width, dtype=np.int64)
     inv_scale = 1.0 / scale
     for m in range(n_matches):
         t0 = match_start[m]
@@ -67,7 +69,7 @@ def replay_likelihood(
             for p in range(team_start[t0 + t], team_start[t0 + t + 1]):
                 acc += weight[p] * mu[row[p]]
             s[t] = acc * inv_scale
-        loglik[m] = _family_gradient(kind, a, b, c, s, team_rank[t0:t0 + n], n, grad)
+        loglik[m] = _family_gradient(kind, a, b, c, s, team_rank[t0:t0 + n], n, grad, fw, iw)
         for t in range(n):
             step = k * grad[t]
             for p in range(team_start[t0 + t], team_start[t0 + t + 1]):
@@ -144,6 +146,7 @@ class League:
         self._n_matches = 0
         self._hist: list[tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]] = []
         self._time_is_date = False
+        self._loglik: list[NDArray[np.float64]] = []
         for name, rating in (ratings or {}).items():
             row = self._rows([name])[0]
             self._state.mu[row], self._state.sigma[row] = rating.mu, rating.sigma
@@ -206,7 +209,9 @@ class League:
     def _replay(self, packed: Matches) -> None:
         rows = self._rows(packed.players)
         history = _History(len(packed.player)) if self.keep_history else None
-        self.model._replay(packed, rows, self._state, history)
+        loglik = np.empty(len(packed))
+        self.model._replay(packed, rows, self._state, history, loglik)
+        self._loglik.append(loglik)
         if history is not None and len(packed.player):
             sizes = np.diff(packed.team_start)
             team_match = np.repeat(np.arange(len(packed)), np.diff(packed.match_start))
@@ -228,6 +233,13 @@ class League:
     def n_matches(self) -> int:
         """How many matches the league has recorded."""
         return self._n_matches
+
+    @property
+    def log_likelihoods(self) -> NDArray[np.float64]:
+        """Each recorded match's log-likelihood under the ratings just before it (prequential)."""
+        if len(self._loglik) > 1:
+            self._loglik = [np.concatenate(self._loglik)]
+        return self._loglik[0].copy() if self._loglik else np.zeros(0)
 
     @property
     def players(self) -> list[str]:

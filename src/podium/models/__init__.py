@@ -4,4 +4,11 @@ from .base import LikelihoodModel, Model
 from .elo import Elo, PairwiseElo
 from .plackett_luce import PlackettLuce
 
-__all__ = ["Model", "LikelihoodModel", "Elo", "PairwiseElo", "PlackettLuce"]
+__all__ = ["Model", "LikelihoodModel", "Elo", "PairwiseElo", "PlackettLuce", "MODELS"]
+
+#: Command-line names of the models.
+MODELS: dict[str, type[Model]] = {
+    "elo": Elo,
+    "pairwise-elo": PairwiseElo,
+    "plackett-luce": PlackettLuce,
+}

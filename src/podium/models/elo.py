@@ -23,7 +23,7 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
-from ..numerics import inv_mills, jit, log_ndtr, log_sigmoid, ndtr, sigmoid
+from ..numerics import inv_mills, jit, log_ndtr, ndtr
 from .base import LikelihoodModel
 
 __all__ = ["Elo", "PairwiseElo"]
@@ -52,12 +52,15 @@ def pair_outcome(d: float, score: float, performance: int, update: int) -> tuple
     (log L, g) : the game's log-likelihood and team 1's update direction (team 2's is ``-g``).
     """
     if performance == LOGISTIC:
-        ll = 0.0
-        if score > 0.0:
-            ll += score * log_sigmoid(d)
-        if score < 1.0:
-            ll += (1.0 - score) * log_sigmoid(-d)
-        return ll, score - sigmoid(d)
+        # One exp and one log1p: with e = exp(-|d|), log sigmoid(|d|) = -log1p(e) and
+        # log sigmoid(-|d|) = -|d| - log1p(e).
+        e = math.exp(-abs(d))
+        l1p = math.log1p(e)
+        if d >= 0.0:
+            p, ll_win, ll_loss = 1.0 / (1.0 + e), -l1p, -d - l1p
+        else:
+            p, ll_win, ll_loss = e / (1.0 + e), d - l1p, -l1p
+        return score * ll_win + (1.0 - score) * ll_loss, score - p
     z = d / _SQRT2
     ll = 0.0
     if score > 0.0:
@@ -124,7 +127,8 @@ class _PairwiseBase(LikelihoodModel):
     ) -> None:
         self.performance = performance
         self.update = update
-        self.combine = combine
+        if type(self) is not Elo:  # Elo has two teams, for which "sum" and "mean" agree
+            self.combine = combine
         super().__init__(k=k, initial=initial, scale=scale)
         self._int_params = (
             self._choice("performance", performance, ("logistic", "gaussian")),

@@ -210,10 +210,10 @@ def tied_block(
 
 
 @jit
-def _sort_choice_order(rank: NDArray[np.int64], n: int, order: int, idx: NDArray[np.int64]) -> None:
+def _sort_choice_order(rank: NDArray[np.int64], n: int, order: int, idx: NDArray[np.int64],
+                       key: NDArray[np.int64]) -> None:
     """Indices in choice order: finishers by rank (best first for victory, worst first for
-    elimination), non-finishers last (victory) or first (elimination)."""
-    key = np.empty(n, dtype=np.int64)
+    elimination), non-finishers last (victory) or first (elimination).  Stable."""
     big = 1
     for i in range(n):
         if rank[i] + 2 > big:
@@ -221,34 +221,47 @@ def _sort_choice_order(rank: NDArray[np.int64], n: int, order: int, idx: NDArray
     for i in range(n):
         r = rank[i] if rank[i] >= 0 else big  # non-finishers after every finisher
         key[i] = r if order == VICTORY else big - r
-    order_idx = np.argsort(key, kind="mergesort")
-    for i in range(n):
-        idx[i] = order_idx[i]
+    if n > 32:
+        sorted_idx = np.argsort(key[:n], kind="mergesort")
+        for i in range(n):
+            idx[i] = sorted_idx[i]
+        return
+    for i in range(n):  # insertion sort: no allocation for the small matches that dominate replays
+        j = i
+        while j > 0 and key[idx[j - 1]] > key[i]:
+            idx[j] = idx[j - 1]
+            j -= 1
+        idx[j] = i
 
 
 @jit
 def plackett_luce_gradient(
     s: NDArray[np.float64], rank: NDArray[np.int64], n: int, order: int, grad: NDArray[np.float64],
+    fw: NDArray[np.float64], iw: NDArray[np.int64],
 ) -> float:
     """Log-likelihood of a match under Plackett-Luce and its gradient with respect to ``s[:n]``.
 
     ``order`` is ``VICTORY`` or ``ELIMINATION``; non-finishers (``rank = -1``) are censored and ties are
-    averaged over their orders, as the module docstring derives.  O(n) for strict orders.
+    averaged over their orders, as the module docstring derives.  O(n) for strict orders.  ``fw``
+    (at least ``6 n + 2`` floats) and ``iw`` (``2 n`` ints) are scratch space, so a replay allocates nothing.
     """
     sign = 1.0 if order == VICTORY else -1.0
-    idx = np.empty(n, dtype=np.int64)
-    _sort_choice_order(rank, n, order, idx)
-    v = np.empty(n)          # choice values in choice order
+    idx = iw[:n]
+    _sort_choice_order(rank, n, order, idx, iw[n:2 * n])
+    v = fw[:n]                        # choice values in choice order
+    suffix = fw[n:2 * n + 1]          # suffix[p] = log sum_{q >= p} exp(v_q)
+    gv = fw[2 * n + 1:3 * n + 1]      # d log P / d v, in choice order
+    coef = fw[3 * n + 1:4 * n + 2]    # coef[p]: log of c added for every position >= p (gv_j -= c e^{v_j})
+    block = fw[4 * n + 2:5 * n + 2]
+    bgrad = fw[5 * n + 2:6 * n + 2]
     for p in range(n):
         v[p] = sign * s[idx[p]]
-    suffix = np.empty(n + 1)  # suffix[p] = log sum_{q >= p} exp(v_q)
+        gv[p] = 0.0
+        coef[p] = -np.inf
+    coef[n] = -np.inf
     suffix[n] = -np.inf
     for p in range(n - 1, -1, -1):
         suffix[p] = logaddexp(suffix[p + 1], v[p])
-    gv = np.zeros(n)          # d log P / d v, in choice order
-    coef = np.full(n + 1, -np.inf)  # coef[p]: log of c added for every position >= p (gv_j -= c e^{v_j})
-    block = np.empty(n)
-    bgrad = np.empty(n)
     total = 0.0
     p = 0
     while p < n:

@@ -1,0 +1,56 @@
+"""The command line: simulate, rate and demo, through typer's runner."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from podium.cli import app
+
+runner = CliRunner()
+
+
+def test_simulate_then_rate(tmp_path: Path) -> None:
+    history = tmp_path / "season.jsonl.gz"
+    result = runner.invoke(app, ["simulate", "--players", "30", "--matches", "500", "--teams", "4", "--seed", "1",
+                                 "--out", str(history), "--skills", str(tmp_path / "skills.csv")])
+    assert result.exit_code == 0, result.output
+    out = tmp_path / "ratings.csv"
+    result = runner.invoke(app, ["rate", str(history), "--model", "plackett-luce", "--set", "k=16",
+                                 "--set", "order=elimination", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "order='elimination'" in result.output and "k=16" in result.output
+    with open(out) as handle:
+        rows = list(csv.DictReader(handle))
+    assert len(rows) == 30
+    assert [float(r["mu"]) for r in rows] == sorted((float(r["mu"]) for r in rows), reverse=True)
+
+
+def test_rate_reports_bad_model_parameters_and_bad_files(tmp_path: Path) -> None:
+    history = tmp_path / "h.jsonl"
+    history.write_text(json.dumps({"teams": [["a"], ["b"]], "ranks": [0, 1]}) + "\n"
+                       + json.dumps({"teams": [["a"], ["a"]]}) + "\n")
+    result = runner.invoke(app, ["rate", str(history), "--model", "elo"])
+    assert result.exit_code == 1
+    assert "line 2" in result.output and "more than once" in result.output
+    result = runner.invoke(app, ["rate", str(history), "--model", "elo", "--set", "k=-3"])
+    assert result.exit_code != 0 and "'k' parameter" in result.output
+    result = runner.invoke(app, ["rate", str(history), "--model", "glicko"])
+    assert result.exit_code != 0 and "unknown model" in result.output
+
+
+def test_elo_on_a_free_for_all_points_to_the_multiplayer_models(tmp_path: Path) -> None:
+    history = tmp_path / "ffa.jsonl"
+    history.write_text(json.dumps({"teams": [["a"], ["b"], ["c"]]}) + "\n")
+    result = runner.invoke(app, ["rate", str(history), "--model", "elo"])
+    assert result.exit_code == 1 and "PlackettLuce" in result.output
+
+
+def test_demo_runs_and_reports_recovery() -> None:
+    result = runner.invoke(app, ["demo", "--players", "60", "--matches", "4000"])
+    assert result.exit_code == 0, result.output
+    assert "rank correlation" in result.output
+    assert "PlackettLuce" in result.output and "elimination" in result.output

@@ -1,0 +1,88 @@
+"""League: arrays of ratings, the leaderboard, trajectories, and agreement with the single-match path."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import podium
+from podium import Elo, League, Match, PairwiseElo, PlackettLuce, Rating
+
+
+def test_record_returns_the_new_ratings_and_updates_the_league() -> None:
+    league = League(Elo(k=25), {"a": Rating(1200.0), "b": Rating(1500.0)})
+    new = league.record(Match([["a"], ["b"]]))
+    assert round(new["a"].mu, 2) == 1221.23  # chess Elo reference, as in test_elo
+    assert league.rating("a") == new["a"]
+    assert league.games("a") == 1 and league.games("nobody") == 0
+    assert league.rating("nobody") == Elo().prior
+
+
+def test_leaderboard_orders_by_rating_and_breaks_ties_by_name() -> None:
+    league = League(PlackettLuce())
+    league.record(Match.ffa(["cy", "ann", "bob"]))
+    league.record(Match.ffa(["dee", "eve"]))
+    rows = league.leaderboard()
+    assert [r.player for r in rows][:1] == ["cy"]
+    scores = [r.score for r in rows]
+    assert scores == sorted(scores, reverse=True)
+    assert [r.rank for r in rows] == list(range(1, len(rows) + 1))
+    assert len(league.leaderboard(top=2)) == 2
+    league.record(Match.ffa(["cy", "ann"]))
+    assert {r.player for r in league.leaderboard(min_games=2)} == {"cy", "ann"}
+
+
+def test_trajectory_follows_each_match() -> None:
+    league = League(Elo(k=10.0, scale=1.0, initial=0.0))
+    league.record_many([Match([["a"], ["b"]], time=1.0), Match([["b"], ["c"]], time=2.0), Match([["a"], ["c"]], time=3.0)])
+    traj = league.trajectory("a")
+    assert traj.match.tolist() == [0, 2]
+    assert traj.time.tolist() == [1.0, 3.0]
+    assert traj.mu[0] == pytest.approx(5.0)  # equal ratings move by k/2
+    assert traj.mu[-1] == league.rating("a").mu
+    assert league.history("b").match.tolist() == [0, 1]
+    assert len(league.trajectory("nobody").mu) == 0
+    with pytest.raises(ValueError, match="keep_history"):
+        League(Elo(), keep_history=False).trajectory("a")
+
+
+@pytest.mark.parametrize("model", [Elo(), PairwiseElo(performance="gaussian"), PlackettLuce(order="elimination")])
+def test_record_many_in_chunks_equals_one_pass(model) -> None:
+    sim = podium.simulate(40, 3000, teams=2, team_size=2, draw_probability=0.1, seed=5)
+    whole = League(model).record_many(sim.matches)
+    parts = League(model)
+    for start in range(0, 3000, 700):
+        parts.record_many(sim.matches[start:start + 700])
+    assert whole.ratings == parts.ratings
+    assert np.array_equal(whole.log_likelihoods, parts.log_likelihoods)
+
+
+def test_replay_with_progress_bar_equals_without(capsys) -> None:
+    sim = podium.simulate(300, 140_000, seed=9)
+    a = League(Elo(), keep_history=False).record_many(sim.matches, progress=True)
+    b = League(Elo(), keep_history=False).record_many(sim.matches)
+    assert a.ratings == b.ratings
+
+
+def test_record_many_rejects_free_for_all_for_two_team_elo() -> None:
+    sim = podium.simulate(20, 10, teams=3, seed=1)
+    with pytest.raises(podium.MatchError, match="two teams"):
+        League(Elo()).record_many(sim.matches)
+
+
+def test_simulated_season_is_recovered() -> None:
+    # With 100 players and 20,000 duels every player has ~400 games: ratings must rank true skills well.
+    sim = podium.simulate(100, 20_000, seed=3)
+    league = League(Elo(k=16)).record_many(sim.matches)
+    names = list(sim.skills)
+    est = np.array([league.rating(p).mu for p in names])
+    true = np.array([sim.skills[p] for p in names])
+    assert np.corrcoef(est, true)[0, 1] > 0.9
+    assert math.isfinite(float(league.log_likelihoods.mean()))
+
+
+def test_league_rejects_non_models() -> None:
+    with pytest.raises(TypeError, match="model"):
+        League("elo")  # type: ignore[arg-type]
