@@ -43,6 +43,7 @@ import json
 import os
 import platform
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -299,10 +300,24 @@ def report(results: list[ScenarioResult], summary: dict[str, Any], args: argpars
     return "\n".join(out)
 
 
+def podium_source() -> dict[str, Any]:
+    """The git commit of the podium being measured, and whether its working tree differs from it."""
+    where = os.path.dirname(os.path.abspath(podium.__file__))
+
+    def git(*command: str) -> str:
+        done = subprocess.run(["git", *command], cwd=where, capture_output=True, text=True, timeout=10, check=True)
+        return done.stdout.strip()
+
+    try:
+        return {"commit": git("rev-parse", "HEAD"), "dirty": bool(git("status", "--porcelain", "--", "."))}
+    except (OSError, subprocess.SubprocessError):
+        return {"commit": None, "dirty": None}
+
+
 def environment() -> dict[str, Any]:
     packages = {name: version(name) for name in ("podium", "numpy", "numba", "openskill", "trueskill")}
-    return {"python": platform.python_version(), "platform": platform.platform(),
-            "cpus": os.cpu_count(), "packages": packages}
+    return {"python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count(),
+            "load_average": os.getloadavg(), "packages": packages, "podium_source": podium_source()}
 
 
 def positive_int(text: str) -> int:
@@ -332,12 +347,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    before = environment()
     results = [run_scenario(scenario, args) for scenario in SCENARIOS]
     summary = targets(results)
     print(report(results, summary, args))
     if args.json:
         payload = {"config": {k: v for k, v in vars(args).items() if k not in ("json", "check")},
-                   "environment": environment(), "scenarios": [s.as_dict() for s in results], "targets": summary}
+                   "environment": before, "load_average_after": os.getloadavg(), "scenarios": [s.as_dict() for s in results], "targets": summary}
         with open(args.json, "w", encoding="utf-8") as fh:
             json.dump(payload, fh, indent=2)
             fh.write("\n")

@@ -105,52 +105,102 @@ class _Builder:
         )
 
 
-def read_matches(path: str | os.PathLike[str]) -> Matches:
+def read_matches(path: str | os.PathLike[str], *, errors: str = "raise") -> Matches:
     """Read a match history: JSONL (``.jsonl``, optionally ``.gz``) or the CSV long form (``.csv``).
+
+    Parameters
+    ----------
+    path : path-like
+    errors : {"raise", "skip"}
+        ``"raise"``: the first malformed record raises and nothing is returned.  ``"skip"``: malformed
+        records are left out, and a ``UserWarning`` says how many and quotes the first reasons (for real
+        data with, say, a player listed in two teams of one match).
 
     Raises
     ------
     MatchError
         For a malformed line, naming the line number and the field; nothing is returned.
     """
+    if errors not in ("raise", "skip"):
+        raise ValueError(f"'errors' must be 'raise' or 'skip'. Got {errors!r}.")
     path = Path(path)
     kind = _format_of(path)
+    skipped: list[str] = []
     with _open_text(path, "r") as handle:
-        return _read_jsonl(handle, str(path)) if kind == "jsonl" else _read_csv(handle, str(path))
+        if kind == "jsonl":
+            matches = _read_jsonl(handle, str(path), skipped if errors == "skip" else None)
+        else:
+            matches = _read_csv(handle, str(path), skipped if errors == "skip" else None)
+    if skipped:
+        import warnings
+
+        shown = "; ".join(skipped[:3])
+        warnings.warn(f"{path}: skipped {len(skipped)} malformed record(s): {shown}{' ...' if len(skipped) > 3 else ''}",
+                      UserWarning, stacklevel=2)
+    return matches
 
 
-def _read_jsonl(handle: Iterable[str], name: str) -> Matches:
+def _read_jsonl(handle: Iterable[str], name: str, skipped: list[str] | None = None) -> Matches:
     builder = _Builder()
     for number, line in enumerate(handle, start=1):
-        if not line.strip():
-            continue
         try:
-            record = json.loads(line, parse_constant=_reject_constant)
-        except (json.JSONDecodeError, ValueError) as error:
-            raise MatchError(f"{name}, line {number}: not valid JSON ({error}).") from None
-        if not isinstance(record, dict):
-            raise MatchError(f"{name}, line {number}: a match record must be a JSON object. Got {line.strip()[:80]!r}.")
-        unknown = set(record) - _RECORD_KEYS
-        if unknown:
-            raise MatchError(f"{name}, line {number}: unknown field(s) {sorted(unknown)}; a record has {sorted(_RECORD_KEYS)}.")
-        if "teams" not in record:
-            raise MatchError(f"{name}, line {number}: the field 'teams' is missing.")
-        try:
-            builder.add(record["teams"], record.get("ranks"), record.get("weights"), record.get("time"),
-                        record.get("id"), record.get("meta"))
+            _parse_record(builder, line, number, name)
         except MatchError as error:
-            raise MatchError(f"{name}, line {number}: {error}") from None
+            if skipped is None:
+                raise
+            skipped.append(str(error))
     try:
         return builder.build()
     except MatchError as error:
         raise MatchError(f"{name}: {error}") from None
 
 
-def _reject_constant(token: str) -> float:
-    raise ValueError(f"{token} is not a finite number")
+def _parse_record(builder: _Builder, line: str, number: int, name: str) -> None:
+    """Validate one JSONL line and add it to ``builder`` (whole, or not at all)."""
+    if not line.strip():
+        return
+    try:
+        record = json.loads(line, parse_constant=_constant)
+    except (json.JSONDecodeError, ValueError) as error:
+        raise MatchError(f"{name}, line {number}: not valid JSON ({error}).") from None
+    if not isinstance(record, dict):
+        raise MatchError(f"{name}, line {number}: a match record must be a JSON object. Got {line.strip()[:80]!r}.")
+    unknown = set(record) - _RECORD_KEYS
+    if unknown:
+        raise MatchError(f"{name}, line {number}: unknown field(s) {sorted(unknown)}; a record has {sorted(_RECORD_KEYS)}.")
+    if "teams" not in record:
+        raise MatchError(f"{name}, line {number}: the field 'teams' is missing.")
+    try:
+        if "meta" in record and ("NaN" in line or "Infinity" in line):
+            _check_meta_finite(record["meta"])
+        builder.add(record["teams"], record.get("ranks"), record.get("weights"), record.get("time"),
+                    record.get("id"), record.get("meta"))
+    except MatchError as error:
+        raise MatchError(f"{name}, line {number}: {error}") from None
 
 
-def _read_csv(handle: IO[str], name: str) -> Matches:
+def _constant(token: str) -> float:
+    # NaN and +-Infinity reach the field checks, which name the field that holds them.
+    return float(token.replace("Infinity", "inf"))
+
+
+def _check_meta_finite(value: Any, where: str = "meta") -> None:
+    if isinstance(value, float) and not math.isfinite(value):
+        raise MatchError(f"'{where}' holds a non-finite number ({value!r}); JSON has no NaN or Infinity.")
+    if isinstance(value, dict):
+        for key, item in value.items():
+            _check_meta_finite(item, f"{where}.{key}")
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            _check_meta_finite(item, f"{where}[{i}]")
+
+
+def _read_csv(handle: IO[str], name: str, skipped: list[str] | None = None) -> Matches:
+    """The long form: one row per player; a match's rows are contiguous, a team's rows share a rank.
+
+    Player and match ids are kept exactly as written (no whitespace is stripped); a file without a
+    ``rank`` column lists teams winner first.
+    """
     reader = csv.reader(handle)
     header = next(reader, None)
     if header is None:
@@ -160,34 +210,42 @@ def _read_csv(handle: IO[str], name: str) -> Matches:
     if missing:
         raise MatchError(f"{name}, line 1: the CSV header must have columns {list(_CSV_COLUMNS)}; missing {sorted(missing)}. Got {header}.")
     col = {h: i for i, h in enumerate(header)}
-    groups: dict[str, dict[str, Any]] = {}
+    has_rank = "rank" in col
+    builder = _Builder()
+    seen: set[str] = set()
+    group: dict[str, Any] | None = None
+
+    def flush(group: dict[str, Any]) -> None:
+        weights = list(group["weights"].values())
+        has_w = any(w != 1.0 for ws in weights for w in ws)
+        try:
+            builder.add(list(group["teams"].values()), list(group["ranks"].values()) if has_rank else None,
+                        weights if has_w else None, group["time"], group["id"], None)
+        except MatchError as error:
+            message = f"{name}, line {group['line']} (match {group['id']!r}): {error}"
+            if skipped is None:
+                raise MatchError(message) from None
+            skipped.append(message)
+
     for number, row in enumerate(reader, start=2):
         if not row or all(not c.strip() for c in row):
             continue
-        if len(row) != len(header):
-            raise MatchError(f"{name}, line {number}: expected {len(header)} columns, got {len(row)}: {row!r:.80}.")
-        get = lambda key: row[col[key]].strip() if key in col else ""  # noqa: E731
-        match_id, team_id, player = get("match"), get("team"), get("player")
-        if not match_id or not team_id or not player:
-            raise MatchError(f"{name}, line {number}: 'match', 'team' and 'player' must be non-empty. Got {row!r:.80}.")
-        rank_text, weight_text, time_text = get("rank"), get("weight"), get("time")
         try:
-            rank = None if rank_text == "" else int(rank_text)
-        except ValueError:
-            raise MatchError(f"{name}, line {number}: 'rank' must be an integer or empty. Got {rank_text!r}.") from None
-        try:
-            weight = 1.0 if weight_text == "" else float(weight_text)
-        except ValueError:
-            raise MatchError(f"{name}, line {number}: 'weight' must be a number in (0, 1] or empty. Got {weight_text!r}.") from None
-        time: Any = None
-        if time_text:
-            try:
-                time = float(time_text)
-            except ValueError:
-                time = time_text
-            if isinstance(time, float) and not math.isfinite(time):
-                raise MatchError(f"{name}, line {number}: 'time' must be finite. Got {time_text!r}.")
-        group = groups.setdefault(match_id, {"teams": {}, "ranks": {}, "weights": {}, "time": time, "line": number})
+            record = _csv_row(row, header, col, number, name)
+        except MatchError as error:
+            if skipped is None:
+                raise
+            skipped.append(str(error))
+            continue
+        match_id, team_id, player, rank, weight, time = record
+        if group is None or group["id"] != match_id:
+            if group is not None:
+                flush(group)
+            if match_id in seen:
+                raise MatchError(f"{name}, line {number}: the rows of match {match_id!r} must be contiguous; "
+                                 "it appears again after another match.")
+            seen.add(match_id)
+            group = {"id": match_id, "teams": {}, "ranks": {}, "weights": {}, "time": time, "line": number}
         if group["time"] != time:
             raise MatchError(f"{name}, line {number}: 'time' differs within match {match_id!r}: {group['time']!r} and {time!r}.")
         if team_id in group["ranks"] and group["ranks"][team_id] != rank:
@@ -195,16 +253,36 @@ def _read_csv(handle: IO[str], name: str) -> Matches:
         group["ranks"][team_id] = rank
         group["teams"].setdefault(team_id, []).append(player)
         group["weights"].setdefault(team_id, []).append(weight)
-    builder = _Builder()
-    for match_id, group in groups.items():
-        teams = list(group["teams"].values())
-        weights = list(group["weights"].values())
-        has_w = any(w != 1.0 for ws in weights for w in ws)
-        try:
-            builder.add(teams, list(group["ranks"].values()), weights if has_w else None, group["time"], match_id, None)
-        except MatchError as error:
-            raise MatchError(f"{name}, line {group['line']} (match {match_id!r}): {error}") from None
+    if group is not None:
+        flush(group)
     return builder.build()
+
+
+def _csv_row(row: list[str], header: list[str], col: dict[str, int], number: int, name: str) -> tuple[Any, ...]:
+    if len(row) != len(header):
+        raise MatchError(f"{name}, line {number}: expected {len(header)} columns, got {len(row)}: {row!r:.80}.")
+    exact = lambda key: row[col[key]] if key in col else ""  # noqa: E731  ids are kept verbatim
+    match_id, team_id, player = exact("match"), exact("team"), exact("player")
+    if not match_id or not team_id or not player:
+        raise MatchError(f"{name}, line {number}: 'match', 'team' and 'player' must be non-empty. Got {row!r:.80}.")
+    rank_text, weight_text, time_text = (exact(k).strip() for k in ("rank", "weight", "time"))
+    try:
+        rank = None if rank_text == "" else int(rank_text)
+    except ValueError:
+        raise MatchError(f"{name}, line {number}: 'rank' must be an integer or empty. Got {rank_text!r}.") from None
+    try:
+        weight = 1.0 if weight_text == "" else float(weight_text)
+    except ValueError:
+        raise MatchError(f"{name}, line {number}: 'weight' must be a number in (0, 1] or empty. Got {weight_text!r}.") from None
+    time: Any = None
+    if time_text:
+        try:
+            time = float(time_text)
+        except ValueError:
+            time = time_text
+        if isinstance(time, float) and not math.isfinite(time):
+            raise MatchError(f"{name}, line {number}: 'time' must be finite. Got {time_text!r}.")
+    return match_id, team_id, player, rank, weight, time
 
 
 def _records(matches: Matches) -> Iterator[dict[str, Any]]:
@@ -226,10 +304,17 @@ def write_matches(matches: Matches | Iterable[Match], path: str | os.PathLike[st
             buffer.write(json.dumps(record, separators=(",", ":"), ensure_ascii=False))
             buffer.write("\n")
     else:
-        writer = csv.writer(buffer, lineterminator="\n")
+        # RFC 4180 line ends, so a field holding "\r" is quoted too.
+        writer = csv.writer(buffer, lineterminator="\r\n")
         writer.writerow(_CSV_COLUMNS)
+        written = [m_id if m_id is not None else str(j) for j, m_id in enumerate(packed.ids)]
+        if len(set(written)) != len(written):
+            dup = next(i for i in written if written.count(i) > 1)
+            raise MatchError(f"'id': the CSV long form tells matches apart by id, and {dup!r} names two matches.")
+        if "" in packed.players:
+            raise MatchError("'teams': the CSV long form cannot hold an empty player id (it reads as a missing cell); use JSONL.")
         for j, match in enumerate(packed):
-            match_id = match.id if match.id is not None else str(j)
+            match_id = written[j]
             t = format_time(float(packed.time[j]), packed.time_is_date) if not math.isnan(packed.time[j]) else None
             for i, (team, rank, ws) in enumerate(zip(match.teams, match.ranks, match.team_weights())):
                 for p, w in zip(team, ws):

@@ -18,7 +18,7 @@ from numpy.typing import NDArray
 
 from .match import Match, Matches, format_time
 from .models.base import Model, _History, _State
-from .models.elo import pairwise_gradient
+from .models.elo import GRADIENT, LOGISTIC, pair_outcome, pair_score, pairwise_gradient
 from .models.plackett_luce import plackett_luce_gradient
 from .numerics import jit
 from .rating import Rating
@@ -61,6 +61,7 @@ def replay_likelihood(
     fw = np.empty(6 * width + 2)
     iw = np.empty(2 * width, dtype=np.int64)
     inv_scale = 1.0 / scale
+    pair_performance, pair_update = (a, b) if kind == PAIRWISE else (LOGISTIC, GRADIENT)
     for m in range(n_matches):
         t0 = match_start[m]
         n = match_start[m + 1] - t0
@@ -69,7 +70,17 @@ def replay_likelihood(
             for p in range(team_start[t0 + t], team_start[t0 + t + 1]):
                 acc += weight[p] * mu[row[p]]
             s[t] = acc * inv_scale
-        loglik[m] = _family_gradient(kind, a, b, c, s, team_rank[t0:t0 + n], n, grad, fw, iw)
+        if n == 2:
+            # Two teams: every model of the family is one two-team Elo game (Plackett-Luce in either
+            # order is logistic Elo, draws and non-finishers included), so call it directly.
+            score = pair_score(team_rank[t0], team_rank[t0 + 1])
+            if score < 0.0:
+                loglik[m], grad[0] = 0.0, 0.0
+            else:
+                loglik[m], grad[0] = pair_outcome(s[0] - s[1], score, pair_performance, pair_update)
+            grad[1] = -grad[0]
+        else:
+            loglik[m] = _family_gradient(kind, a, b, c, s, team_rank[t0:t0 + n], n, grad, fw, iw)
         for t in range(n):
             step = k * grad[t]
             for p in range(team_start[t0 + t], team_start[t0 + t + 1]):
@@ -140,7 +151,8 @@ class League:
             raise TypeError(f"'model' must be a podium model. Got {model!r:.80}.")
         self.model = model
         self.keep_history = keep_history
-        self._index: dict[str, int] = {}
+        self._index_cache: dict[str, int] | None = None
+        self._identity_source: list[str] | None = None
         self._names: list[str] = []
         self._state = _State(np.empty(0), np.empty(0))
         self._n_matches = 0
@@ -152,21 +164,36 @@ class League:
             self._state.mu[row], self._state.sigma[row] = rating.mu, rating.sigma
 
     # -- growth ------------------------------------------------------------------------------------
-    def _rows(self, names: Iterable[str]) -> NDArray[np.int64]:
-        rows = [self._index.setdefault(n, len(self._index)) for n in names]
-        n = len(self._index)
-        if n > len(self._names):
-            new = list(self._index)[len(self._names):]
-            self._names.extend(new)
-            st = self._state
-            grow = max(n, 2 * len(st.mu)) - len(st.mu) if n > len(st.mu) else 0
-            if grow:
-                prior = self.model.prior
-                st.mu = np.concatenate([st.mu, np.full(grow, prior.mu)])
-                st.sigma = np.concatenate([st.sigma, np.full(grow, prior.sigma)])
-                st.games = np.concatenate([st.games, np.zeros(grow, np.int64)])
-                st.last_time = np.concatenate([st.last_time, np.full(grow, np.nan)])
-        return np.asarray(rows, dtype=np.int64)
+    @property
+    def _index(self) -> dict[str, int]:
+        """Player id -> state row, built on first use (a replay of a fresh league does not need it)."""
+        if self._index_cache is None or len(self._index_cache) != len(self._names):
+            self._index_cache = dict(zip(self._names, range(len(self._names))))
+        return self._index_cache
+
+    def _rows(self, names: list[str]) -> NDArray[np.int64]:
+        """State rows of ``names``, adding the new ones at the prior (arrays grow by doubling)."""
+        if names is self._identity_source and len(names) == len(self._names):  # chunks of one history share it
+            return np.arange(len(names), dtype=np.int64)
+        if not self._names:  # a fresh league takes the history's players as its rows
+            self._names = list(names)
+            self._identity_source = names
+            rows = np.arange(len(names), dtype=np.int64)
+        else:
+            index = self._index
+            rows = np.fromiter((index.setdefault(n, len(index)) for n in names), dtype=np.int64, count=len(names))
+            self._names.extend(list(index)[len(self._names):])
+            self._identity_source = None
+        st = self._state
+        n = len(self._names)
+        if n > len(st.mu):
+            grow = max(n, 2 * len(st.mu)) - len(st.mu)
+            prior = self.model.prior
+            st.mu = np.concatenate([st.mu, np.full(grow, prior.mu)])
+            st.sigma = np.concatenate([st.sigma, np.full(grow, prior.sigma)])
+            st.games = np.concatenate([st.games, np.zeros(grow, np.int64)])
+            st.last_time = np.concatenate([st.last_time, np.full(grow, np.nan)])
+        return rows
 
     # -- recording ------------------------------------------------------------------------------------
     def record(self, match: Match) -> dict[str, Rating]:

@@ -163,7 +163,8 @@ class Match:
         >>> Match.from_scores([["a"], ["b"], ["c"]], [3, 5, 3]).ranks
         (1, 0, 1)
         """
-        if isinstance(scores, (str, bytes)) or not isinstance(scores, Sequence):
+        teams = _check_teams(teams)
+        if isinstance(scores, (str, bytes)) or not isinstance(scores, (Sequence, np.ndarray)):
             raise MatchError(f"'scores' must be a sequence of numbers or None. Got {_show(scores)}.")
         if len(scores) != len(teams):
             raise MatchError(f"'scores' must have one entry per team ({len(teams)}). Got {len(scores)}: {_show(scores)}.")
@@ -283,6 +284,8 @@ def _check_weights(weights: Any, teams: tuple[tuple[str, ...], ...]) -> tuple[tu
                 raise MatchError(f"'weights[{i}][{j}]' must be a number in (0, 1]. Got {_show(w)}.")
             row.append(float(w))
         out.append(tuple(row))
+    if all(w == 1.0 for row in out for w in row):
+        return None  # full play everywhere is the default: one representation of it
     return tuple(out)
 
 
@@ -428,6 +431,8 @@ class Matches(Sequence[Match]):
         """Join histories in order, merging their player lists."""
         index: dict[str, int] = {}
         ms, ts, tr, pl, wt, tm, ids = [np.zeros(1, np.int64)], [np.zeros(1, np.int64)], [], [], [], [], []
+        meta: list[dict[str, Any] | None] = []
+        has_meta = any(part.meta is not None for part in parts)
         t_off = p_off = 0
         dates = {part.time_is_date for part in parts if len(part) and not np.all(np.isnan(part.time))}
         if len(dates) > 1:
@@ -441,11 +446,12 @@ class Matches(Sequence[Match]):
             wt.append(part.weight)
             tm.append(part.time)
             ids.extend(part.ids)
+            meta.extend(part.meta if part.meta is not None else [None] * len(part))
             t_off += len(part.team_rank)
             p_off += len(part.player)
         return cls(np.concatenate(ms), np.concatenate(ts), np.concatenate(tr) if tr else np.zeros(0, np.int64),
                    np.concatenate(pl) if pl else np.zeros(0, np.int64), np.concatenate(wt) if wt else np.zeros(0),
-                   np.concatenate(tm) if tm else np.zeros(0), list(index), ids,
+                   np.concatenate(tm) if tm else np.zeros(0), list(index), ids, meta if has_meta else None,
                    time_is_date=dates == {True}, validate=False)
 
     def _validate(self) -> None:
@@ -466,6 +472,8 @@ class Matches(Sequence[Match]):
         if np.any(self.team_rank < -1):
             t = int(np.argmax(self.team_rank < -1))
             raise MatchError(f"team {t}: 'team_rank' must be >= 0 or -1 (did not finish). Got {int(self.team_rank[t])}.")
+        if len(self.weight) != n_slots:
+            raise MatchError(f"'weight' must have one entry per player slot ({n_slots}). Got {len(self.weight)}.")
         bad = ~((self.weight > 0.0) & (self.weight <= 1.0))
         if np.any(bad):
             p = int(np.argmax(bad))
@@ -476,6 +484,11 @@ class Matches(Sequence[Match]):
             raise MatchError("'time' must be finite or NaN (unknown).")
         if n_slots and (self.player.min() < 0 or self.player.max() >= len(self.players)):
             raise MatchError(f"'player' indices must lie in [0, {len(self.players)}).")
+        if not all(isinstance(p, str) for p in self.players):
+            bad_id = next(p for p in self.players if not isinstance(p, str))
+            raise MatchError(f"'players' must be str player ids. Got {_show(bad_id)}.")
+        if len(set(self.players)) != len(self.players):
+            raise MatchError("'players' must list each player id once.")
         if len(self.ids) != len(ms) - 1:
             raise MatchError(f"'ids' must have one entry per match ({len(ms) - 1}). Got {len(self.ids)}.")
         # A player twice in one match: sort (match, player) pairs and look for neighbours that agree.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 
 __all__ = ["Rating"]
@@ -31,7 +32,7 @@ class Rating:
     def __post_init__(self) -> None:
         for name in ("mu", "sigma"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
+            if isinstance(value, bool) or not isinstance(value, numbers.Real):
                 raise TypeError(f"Rating.{name} must be a real number. Got {value!r} instead.")
             if not math.isfinite(value):
                 raise ValueError(f"Rating.{name} must be finite. Got {value!r} instead.")

@@ -92,6 +92,8 @@ def simulate(
     seed : int, optional
         Seed for ``numpy.random.default_rng``.
     """
+    if isinstance(players, bool) or isinstance(players, (str, bytes)):
+        raise ValueError(f"'players' must be a number of players or a sequence of player ids. Got {players!r}.")
     names = [f"p{i:05d}" for i in range(players)] if isinstance(players, int) else list(players)
     for field, value, low in (("matches", matches, 0), ("teams", teams, 2), ("team_size", team_size, 1)):
         if isinstance(value, bool) or not isinstance(value, int) or value < low:

@@ -186,12 +186,15 @@ class LikelihoodModel(Model):
         from ..league import replay_likelihood  # the engine imports the kernels, which import this module
 
         n_slots, n_matches = len(matches.player), len(matches)
+        # The rows of the history's players: skip the gather when they are the identity.
+        identity = bool(np.all(slot_index == np.arange(len(slot_index))))
+        rows = matches.player if identity else slot_index[matches.player]
         hist = history.mu if history is not None else np.empty(n_slots)
         ll = loglik if loglik is not None else np.empty(n_matches)
         a, b, c = self._int_params
         replay_likelihood(
             self._kind, a, b, c, float(self.k), float(self.scale),
-            matches.match_start, matches.team_start, matches.team_rank, slot_index[matches.player],
+            matches.match_start, matches.team_start, matches.team_rank, rows,
             matches.weight, state.mu, state.games, hist, ll,
         )
         if history is not None:

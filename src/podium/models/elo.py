@@ -35,6 +35,19 @@ SUM, MEAN = 0, 1
 
 
 @jit
+def pair_score(ra: int, rb: int) -> float:
+    """``S`` of the first of two teams with ranks ``ra, rb`` (``-1`` = did not finish): 1 ahead, 0 behind,
+    1/2 drawn; ``-1`` when both did not finish (the pair says nothing)."""
+    if ra < 0 and rb < 0:
+        return -1.0
+    if ra == rb:
+        return 0.5
+    if rb < 0 or (ra >= 0 and ra < rb):
+        return 1.0
+    return 0.0
+
+
+@jit
 def pair_outcome(d: float, score: float, performance: int, update: int) -> tuple[float, float]:
     """Log-likelihood and update of one two-team game for the team ahead-by-``d``.
 
@@ -95,15 +108,9 @@ def pairwise_gradient(
     for a in range(n):
         ra = rank[a]
         for b in range(a + 1, n):
-            rb = rank[b]
-            if ra < 0 and rb < 0:
+            score = pair_score(ra, rank[b])
+            if score < 0.0:
                 continue
-            if ra == rb:
-                score = 0.5
-            elif rb < 0 or (ra >= 0 and ra < rb):
-                score = 1.0
-            else:
-                score = 0.0
             ll, g = pair_outcome(s[a] - s[b], score, performance, update)
             total += ll
             grad[a] += g

@@ -1,0 +1,58 @@
+"""Replays of the real histories in ../shared/data: every model runs, stays finite, and learns.
+
+"Learns" is checked prequentially: the mean log-likelihood of each match under the ratings before it must
+beat the same model with every player at the prior (no information), on the second half of the history.
+"""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import podium
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+SETS = ["racetime_maprando", "f1_races", "chess_worldcup", "riichi_mahjong", "nascar2002", "atp_doubles"]
+# Four-player club mahjong is nearly all luck: with Plackett-Luce the held-out mean log-likelihood is -3.1773
+# at k=1, -3.1807 at k=4 and -3.2112 at k=16 against -3.1781 with no ratings, so a fixed k cannot be required
+# to beat "no information" there (fitting k is issue 5's job).  Finiteness is still checked.
+LUCK = {"riichi_mahjong"}
+MODELS = {
+    "pairwise": podium.PairwiseElo(k=8.0), "pairwise-gaussian-mean": podium.PairwiseElo(performance="gaussian", combine="mean"),
+    "pl-victory": podium.PlackettLuce(k=16.0), "pl-elimination": podium.PlackettLuce(k=16.0, order="elimination"),
+}
+
+
+def load(folder: str) -> podium.Matches:
+    path = DATA / folder / "matches.jsonl.gz"
+    if not path.exists():
+        pytest.skip(f"{path} is not present (the real data sets live in ../shared/data)")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # some sets hold records podium refuses; skip those
+        return podium.read_matches(path, errors="skip")
+
+
+@pytest.mark.parametrize("folder", SETS)
+@pytest.mark.parametrize("name", list(MODELS))
+def test_replay_is_finite_and_beats_no_information(folder: str, name: str) -> None:
+    matches = load(folder)
+    model = MODELS[name]
+    league = podium.League(model, keep_history=False).record_many(matches)
+    learned = league.log_likelihoods
+    assert np.all(np.isfinite(learned))
+    assert all(np.isfinite(r.mu) for r in league.ratings.values())
+    if folder in LUCK:
+        return
+    half = len(matches) // 2
+    blank = np.array([model.log_likelihood(m, {}) for m in matches[half:]])
+    assert learned[half:].mean() > blank.mean()
+
+
+def test_elo_on_chess() -> None:
+    matches = load("chess_worldcup")
+    league = podium.League(podium.Elo(k=16.0)).record_many(matches)
+    assert np.all(np.isfinite(league.log_likelihoods))
+    assert league.leaderboard(top=1)[0].mu > 1500.0
