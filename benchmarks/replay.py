@@ -49,7 +49,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import version
-from typing import Any
+from typing import Any, cast
 
 import podium
 
@@ -158,7 +158,7 @@ def time_podium(spec: ModelSpec, matches: podium.Matches, repeats: int) -> Podiu
     """Median over ``repeats`` fresh leagues of one ``record_many`` over the whole history."""
     model = spec.make()
     podium.League(model, keep_history=False).record_many(matches[:WARMUP_MATCHES])  # compile / load cache
-    seconds = []
+    seconds: list[float] = []
     for _ in range(repeats):
         start = time.perf_counter()
         podium.League(model, keep_history=False).record_many(matches)
@@ -203,7 +203,7 @@ def time_openskill(plain: list[PlainMatch], players: list[str], repeats: int) ->
     model = PlackettLuce()
 
     def rate(teams: list[list[Any]], ranks: list[int]) -> Sequence[Sequence[Any]]:
-        return model.rate(teams, ranks=ranks)
+        return model.rate(teams, ranks=cast(list[float], ranks))  # ints are valid ranks
 
     return time_peer("openskill", rate, model.rating, plain, players, repeats)
 
@@ -214,7 +214,8 @@ def time_trueskill(plain: list[PlainMatch], players: list[str], repeats: int) ->
     env = trueskill.TrueSkill(draw_probability=0.0)
 
     def rate(teams: list[list[Any]], ranks: list[int]) -> Sequence[Sequence[Any]]:
-        return env.rate(teams, ranks=ranks)
+        new: Sequence[Sequence[Any]] = env.rate(teams, ranks=ranks)
+        return new
 
     return time_peer("trueskill", rate, env.create_rating, plain, players, repeats)
 
@@ -227,7 +228,7 @@ def run_scenario(scenario: Scenario, args: argparse.Namespace) -> ScenarioResult
                           seed=args.seed)
     simulate_seconds = time.perf_counter() - start
 
-    results = []
+    results: list[PodiumResult] = []
     for spec in MODELS:
         if spec.two_teams_only and scenario.teams != 2:
             continue

@@ -54,3 +54,13 @@ def test_demo_runs_and_reports_recovery() -> None:
     assert result.exit_code == 0, result.output
     assert "rank correlation" in result.output
     assert "PlackettLuce" in result.output and "elimination" in result.output
+
+
+def test_skip_invalid_rates_the_rest(tmp_path: Path) -> None:
+    history = tmp_path / "h.jsonl"
+    history.write_text(json.dumps({"teams": [["a"], ["b"]], "ranks": [0, 1]}) + "\n"
+                       + json.dumps({"teams": [["a"], ["a"]]}) + "\n")
+    result = runner.invoke(app, ["rate", str(history), "--model", "elo", "--skip-invalid"])
+    assert result.exit_code == 0, result.output
+    assert "skipped 1 malformed record" in result.output
+    assert "1 matches, 2 players" in result.output

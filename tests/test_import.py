@@ -1,4 +1,4 @@
-"""``import podium`` compiles nothing and is quick; a second process reuses the compiled cache."""
+"""``import podium`` compiles nothing; a second process loads the compiled kernels from numba's disk cache."""
 
 from __future__ import annotations
 
@@ -12,12 +12,14 @@ t = time.perf_counter()
 import podium
 elapsed = time.perf_counter() - t
 from podium.league import replay_likelihood
-from podium.models.elo import pairwise_gradient
-compiled_at_import = len(replay_likelihood.signatures) + len(pairwise_gradient.signatures)
-t = time.perf_counter()
-podium.Elo().rate(podium.Match([["a"], ["b"]]), {})
-first_call = time.perf_counter() - t
-print(json.dumps({"import": elapsed, "compiled": compiled_at_import, "first_call": first_call}))
+from podium.models.elo import pair_outcome, pairwise_gradient
+from podium.models.plackett_luce import plackett_luce_gradient
+kernels = (replay_likelihood, pair_outcome, pairwise_gradient, plackett_luce_gradient)
+compiled_at_import = sum(len(k.signatures) for k in kernels)
+podium.PlackettLuce().rate(podium.Match.ffa(["a", "b", "c"]), {})
+stats = replay_likelihood.stats
+print(json.dumps({"import": elapsed, "compiled": compiled_at_import,
+                  "hits": sum(stats.cache_hits.values()), "misses": sum(stats.cache_misses.values())}))
 """
 
 
@@ -30,6 +32,7 @@ def test_import_compiles_nothing_and_the_cache_is_reused() -> None:
     run_probe()  # fills the on-disk cache if this checkout has none yet
     probe = run_probe()
     assert probe["compiled"] == 0
-    # Compiling the replay kernels takes seconds; loading them from numba's cache takes milliseconds.
-    assert probe["first_call"] < 1.0, probe
-    assert probe["import"] < 2.0, probe
+    assert probe["hits"] == 1 and probe["misses"] == 0, probe
+    # Importing numba dominates (about 0.5 s here); compiling anything at import would take several seconds.
+    # The figure itself is measured in benchmarks/replay.py, not here.
+    assert probe["import"] < 3.0, probe

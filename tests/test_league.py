@@ -86,3 +86,25 @@ def test_simulated_season_is_recovered() -> None:
 def test_league_rejects_non_models() -> None:
     with pytest.raises(TypeError, match="model"):
         League("elo")  # type: ignore[arg-type]
+
+
+def test_a_slice_adds_only_the_players_who_play_in_it() -> None:
+    sim = podium.simulate(1000, 200, seed=4)
+    league = League(Elo()).record_many(sim.matches[:5])
+    assert len(league) == 10
+    assert {r.player for r in league.leaderboard()} == {p for m in sim.matches[:5] for p in m.players}
+    league.record_many(sim.matches[5:10])
+    assert len(league) == len({p for m in sim.matches[:10] for p in m.players})
+    assert all(league.games(p) > 0 for p in league.players)
+
+
+def test_known_players_keep_their_rows_across_histories() -> None:
+    league = League(Elo(k=10.0, scale=1.0, initial=0.0), {"b": Rating(1.0)})
+    league.record_many([Match([["a"], ["b"]])])
+    league.record_many(podium.Matches.from_matches([Match([["c"], ["b"]]), Match([["a"], ["c"]])]))
+    single: dict[str, Rating] = {"b": Rating(1.0)}
+    model = league.model
+    for m in [Match([["a"], ["b"]]), Match([["c"], ["b"]]), Match([["a"], ["c"]])]:
+        single.update(model.rate(m, single))
+    assert [league.rating(p).mu for p in "abc"] == pytest.approx([single[p].mu for p in "abc"], abs=1e-12)
+    assert league.players == ["b", "a", "c"]

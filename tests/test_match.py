@@ -194,7 +194,11 @@ def test_valid_matches_keep_what_they_were_given(sizes, data):
     m = Match(teams, ranks, weights)
     assert m.teams == tuple(tuple(t) for t in teams)
     assert m.ranks == tuple(ranks)
-    assert m.weights == tuple(tuple(w) for w in weights)
+    if all(w == 1.0 for ws in weights for w in ws):
+        assert m.weights is None  # full play everywhere has one representation: the default
+    else:
+        assert m.weights == tuple(tuple(w) for w in weights)
+    assert m.team_weights() == tuple(tuple(w) for w in weights)
     assert m.players == players
 
 

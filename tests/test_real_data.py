@@ -40,7 +40,7 @@ def load(folder: str) -> podium.Matches:
 def test_replay_is_finite_and_beats_no_information(folder: str, name: str) -> None:
     matches = load(folder)
     model = MODELS[name]
-    league = podium.League(model, keep_history=False).record_many(matches)
+    league = podium.League(model).record_many(matches)
     learned = league.log_likelihoods
     assert np.all(np.isfinite(learned))
     assert all(np.isfinite(r.mu) for r in league.ratings.values())

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import math
 import time
+import warnings
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -80,13 +81,19 @@ def rate(
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Write every player's rating to this CSV.")] = None,
     top: Annotated[int, typer.Option(help="Rows of the leaderboard to show.")] = 20,
     k: Annotated[float, typer.Option("--k", help="Leaderboard by mu - k sigma.")] = 3.0,
+    skip_invalid: Annotated[bool, typer.Option("--skip-invalid", help="Leave out malformed records (with a warning) instead of stopping.")] = False,
 ) -> None:
     """Rate a match history and show the leaderboard."""
     rating_model = make_model(model, set_)
     try:
-        matches = read_matches(file)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", UserWarning)
+            matches = read_matches(file, errors="skip" if skip_invalid else "raise")
+        for warning in caught:
+            console.print(f"[yellow]warning:[/yellow] {warning.message}")
     except MatchError as error:
         console.print(f"[red]error:[/red] {error}")
+        console.print("(--skip-invalid leaves malformed records out and rates the rest)")
         raise typer.Exit(1) from None
     league = League(rating_model, keep_history=False)
     start = time.perf_counter()
@@ -144,9 +151,8 @@ def _season(title: str, sim_matches: Matches, truth: dict[str, float], models: d
         table.add_column(column, justify=justify)  # type: ignore[arg-type]
     shown = None
     for name, model in models.items():
-        league = League(model, keep_history=False)
-        league.record_many(sim_matches[:64])  # compile (or load the compiled cache) outside the timing
-        league = League(model, keep_history=False)
+        League(model).record_many(sim_matches[:64])  # compile (or load the compiled cache) outside the timing
+        league = League(model)
         start = time.perf_counter()
         league.record_many(sim_matches)
         elapsed = time.perf_counter() - start

@@ -31,9 +31,10 @@ _CHUNK = 65536  # matches per compiled call when a progress bar is shown
 
 @jit
 def _family_gradient(kind: int, a: int, b: int, c: int, s: NDArray[np.float64], rank: NDArray[np.int64],
-                     n: int, grad: NDArray[np.float64], fw: NDArray[np.float64], iw: NDArray[np.int64]) -> float:
+                     n: int, grad: NDArray[np.float64], fw: NDArray[np.float64], iw: NDArray[np.int64],
+                     want_ll: bool) -> float:
     if kind == PAIRWISE:
-        return pairwise_gradient(s, rank, n, a, b, c, grad)
+        return pairwise_gradient(s, rank, n, a, b, c, grad, want_ll)
     return plackett_luce_gradient(s, rank, n, a, grad, fw, iw)
 
 
@@ -43,13 +44,15 @@ def replay_likelihood(
     match_start: NDArray[np.int64], team_start: NDArray[np.int64], team_rank: NDArray[np.int64],
     row: NDArray[np.int64], weight: NDArray[np.float64],
     mu: NDArray[np.float64], games: NDArray[np.int64], hist_mu: NDArray[np.float64], loglik: NDArray[np.float64],
+    want_ll: bool,
 ) -> None:
     """Replay a history under an Elo-family model, in place.
 
     For each match: team strengths ``s_t = sum_i w_i mu_i / scale``; the kernel gives the log-likelihood
     and ``dL/ds_t``; member ``i`` moves by ``k * w_i * dL/ds_t``.  ``row[p]`` is the state row of player
     slot ``p``; ``hist_mu[p]`` receives that player's rating after the match, ``loglik[m]`` the match's
-    log-likelihood under the ratings before it.
+    log-likelihood under the ratings before it (when ``want_ll``; the pairwise models then skip their
+    logarithms and write 0).
     """
     n_matches = len(match_start) - 1
     width = 2
@@ -77,10 +80,10 @@ def replay_likelihood(
             if score < 0.0:
                 loglik[m], grad[0] = 0.0, 0.0
             else:
-                loglik[m], grad[0] = pair_outcome(s[0] - s[1], score, pair_performance, pair_update)
+                loglik[m], grad[0] = pair_outcome(s[0] - s[1], score, pair_performance, pair_update, want_ll)
             grad[1] = -grad[0]
         else:
-            loglik[m] = _family_gradient(kind, a, b, c, s, team_rank[t0:t0 + n], n, grad, fw, iw)
+            loglik[m] = _family_gradient(kind, a, b, c, s, team_rank[t0:t0 + n], n, grad, fw, iw, want_ll)
         for t in range(n):
             step = k * grad[t]
             for p in range(team_start[t0 + t], team_start[t0 + t + 1]):
@@ -135,7 +138,9 @@ class League:
     ratings : mapping of str to Rating, optional
         Starting ratings; everyone else starts at ``model.prior``.
     keep_history : bool, default True
-        Keep every player's rating after each match (for :meth:`trajectory`); 16 bytes per player slot.
+        Keep every player's rating after each match (for :meth:`trajectory`, 16 bytes per player slot) and
+        each match's log-likelihood (:attr:`log_likelihoods`).  ``False`` is the fastest replay: final
+        ratings only.
 
     Examples
     --------
@@ -152,7 +157,8 @@ class League:
         self.model = model
         self.keep_history = keep_history
         self._index_cache: dict[str, int] | None = None
-        self._identity_source: list[str] | None = None
+        self._source: list[str] | None = None
+        self._source_rows = np.zeros(0, dtype=np.int64)
         self._names: list[str] = []
         self._state = _State(np.empty(0), np.empty(0))
         self._n_matches = 0
@@ -160,7 +166,10 @@ class League:
         self._time_is_date = False
         self._loglik: list[NDArray[np.float64]] = []
         for name, rating in (ratings or {}).items():
-            row = self._rows([name])[0]
+            if not isinstance(name, str) or not isinstance(rating, Rating):
+                raise TypeError(f"'ratings' must map player ids (str) to podium.Rating. Got {name!r}: {rating!r:.80}.")
+            row = self._add_player(name)
+            self._grow()
             self._state.mu[row], self._state.sigma[row] = rating.mu, rating.sigma
 
     # -- growth ------------------------------------------------------------------------------------
@@ -171,19 +180,41 @@ class League:
             self._index_cache = dict(zip(self._names, range(len(self._names))))
         return self._index_cache
 
-    def _rows(self, names: list[str]) -> NDArray[np.int64]:
-        """State rows of ``names``, adding the new ones at the prior (arrays grow by doubling)."""
-        if names is self._identity_source and len(names) == len(self._names):  # chunks of one history share it
-            return np.arange(len(names), dtype=np.int64)
-        if not self._names:  # a fresh league takes the history's players as its rows
-            self._names = list(names)
-            self._identity_source = names
-            rows = np.arange(len(names), dtype=np.int64)
-        else:
-            index = self._index
-            rows = np.fromiter((index.setdefault(n, len(index)) for n in names), dtype=np.int64, count=len(names))
-            self._names.extend(list(index)[len(self._names):])
-            self._identity_source = None
+    def _rows(self, packed: Matches) -> NDArray[np.int64]:
+        """State rows of the history's player list, adding the players who play in it at the prior.
+
+        The mapping is cached per player list: the chunks and slices of one history share theirs, so
+        replaying a long history in chunks hashes no player id twice.  Players of the list who do not play
+        in ``packed`` are not added.
+        """
+        names = packed.players
+        if self._source is not names or len(self._source_rows) != len(names):
+            self._source = names
+            self._source_rows = np.full(len(names), -1, dtype=np.int64)
+        rows = self._source_rows
+        used = np.zeros(len(names), dtype=bool)
+        used[packed.player] = True
+        missing = np.flatnonzero(used & (rows < 0))
+        if len(missing):
+            if not self._names and len(missing) == len(names):  # a fresh league taking a whole history
+                self._names = list(names)
+                rows[:] = np.arange(len(names))
+            else:
+                for i in missing.tolist():
+                    rows[i] = self._add_player(names[i])
+            self._grow()
+        return rows
+
+    def _add_player(self, name: str) -> int:
+        index = self._index
+        row = index.get(name)
+        if row is None:
+            row = index[name] = len(self._names)
+            self._names.append(name)
+        return row
+
+    def _grow(self) -> None:
+        """Extend the state arrays (by doubling) to hold every known player, new ones at the prior."""
         st = self._state
         n = len(self._names)
         if n > len(st.mu):
@@ -193,7 +224,6 @@ class League:
             st.sigma = np.concatenate([st.sigma, np.full(grow, prior.sigma)])
             st.games = np.concatenate([st.games, np.zeros(grow, np.int64)])
             st.last_time = np.concatenate([st.last_time, np.full(grow, np.nan)])
-        return rows
 
     # -- recording ------------------------------------------------------------------------------------
     def record(self, match: Match) -> dict[str, Rating]:
@@ -234,11 +264,12 @@ class League:
         return self
 
     def _replay(self, packed: Matches) -> None:
-        rows = self._rows(packed.players)
+        rows = self._rows(packed)
         history = _History(len(packed.player)) if self.keep_history else None
-        loglik = np.empty(len(packed))
+        loglik = np.empty(len(packed)) if self.keep_history else None
         self.model._replay(packed, rows, self._state, history, loglik)
-        self._loglik.append(loglik)
+        if loglik is not None:
+            self._loglik.append(loglik)
         if history is not None and len(packed.player):
             sizes = np.diff(packed.team_start)
             team_match = np.repeat(np.arange(len(packed)), np.diff(packed.match_start))
@@ -264,6 +295,8 @@ class League:
     @property
     def log_likelihoods(self) -> NDArray[np.float64]:
         """Each recorded match's log-likelihood under the ratings just before it (prequential)."""
+        if not self.keep_history:
+            raise ValueError("This League was created with keep_history=False; it keeps no log-likelihoods.")
         if len(self._loglik) > 1:
             self._loglik = [np.concatenate(self._loglik)]
         return self._loglik[0].copy() if self._loglik else np.zeros(0)

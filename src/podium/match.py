@@ -345,7 +345,8 @@ class Matches(Sequence[Match]):
         self.player = np.ascontiguousarray(player, dtype=np.int64)
         self.weight = np.ascontiguousarray(weight, dtype=np.float64)
         self.time = np.ascontiguousarray(time, dtype=np.float64)
-        self.players = list(players)
+        # Slices share their history's player list (the League caches its mapping per list object).
+        self.players = players if isinstance(players, list) else list(players)
         n = len(self.match_start) - 1
         self.ids = list(ids) if ids is not None else [None] * n
         self.meta = list(meta) if meta is not None else None

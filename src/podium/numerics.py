@@ -21,6 +21,7 @@ __all__ = [
 
 _SQRT2 = math.sqrt(2.0)
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
+_SQRT_2PI = math.sqrt(2.0 * math.pi)
 _LN2 = math.log(2.0)
 
 jit = nb.njit(cache=True, fastmath=False, nogil=True)
@@ -67,10 +68,13 @@ def ndtr(z: float) -> float:
 
 @jit
 def inv_mills(z: float) -> float:
-    """``phi(z) / Phi(z)``, finite for every finite ``z`` (about ``-z`` as ``z -> -inf``)."""
+    """``phi(z) / Phi(z)``, finite for every finite ``z`` (about ``-z`` as ``z -> -inf``).
+
+    Direct quotient while ``Phi(z) >= Phi(-37) ~ 6e-300`` is a normal number; the continued fraction below.
+    """
     if z < -37.0:
         return 1.0 / _mills_ratio_tail(-z)
-    return math.exp(norm_logpdf(z) - log_ndtr(z))
+    return math.exp(-0.5 * z * z) / (_SQRT_2PI * ndtr(z))
 
 
 @jit

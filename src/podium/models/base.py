@@ -191,11 +191,12 @@ class LikelihoodModel(Model):
         rows = matches.player if identity else slot_index[matches.player]
         hist = history.mu if history is not None else np.empty(n_slots)
         ll = loglik if loglik is not None else np.empty(n_matches)
+        want_ll = loglik is not None
         a, b, c = self._int_params
         replay_likelihood(
             self._kind, a, b, c, float(self.k), float(self.scale),
             matches.match_start, matches.team_start, matches.team_rank, rows,
-            matches.weight, state.mu, state.games, hist, ll,
+            matches.weight, state.mu, state.games, hist, ll, want_ll,
         )
         if history is not None:
             history.sigma[:] = 0.0

@@ -48,7 +48,7 @@ def pair_score(ra: int, rb: int) -> float:
 
 
 @jit
-def pair_outcome(d: float, score: float, performance: int, update: int) -> tuple[float, float]:
+def pair_outcome(d: float, score: float, performance: int, update: int, want_ll: bool) -> tuple[float, float]:
     """Log-likelihood and update of one two-team game for the team ahead-by-``d``.
 
     Parameters
@@ -59,27 +59,30 @@ def pair_outcome(d: float, score: float, performance: int, update: int) -> tuple
         ``S``: 1 if team 1 finished ahead, 0 if behind, 0.5 for a draw.
     performance, update : int
         ``LOGISTIC``/``GAUSSIAN`` and ``GRADIENT``/``CLASSIC``.
+    want_ll : bool
+        Compute the log-likelihood (else 0 is returned for it, and a replay saves its logarithms).
 
     Returns
     -------
     (log L, g) : the game's log-likelihood and team 1's update direction (team 2's is ``-g``).
     """
-    if performance == LOGISTIC:
-        # One exp and one log1p: with e = exp(-|d|), log sigmoid(|d|) = -log1p(e) and
-        # log sigmoid(-|d|) = -|d| - log1p(e).
-        e = math.exp(-abs(d))
-        l1p = math.log1p(e)
-        if d >= 0.0:
-            p, ll_win, ll_loss = 1.0 / (1.0 + e), -l1p, -d - l1p
-        else:
-            p, ll_win, ll_loss = e / (1.0 + e), d - l1p, -l1p
-        return score * ll_win + (1.0 - score) * ll_loss, score - p
-    z = d / _SQRT2
     ll = 0.0
-    if score > 0.0:
-        ll += score * log_ndtr(z)
-    if score < 1.0:
-        ll += (1.0 - score) * log_ndtr(-z)
+    if performance == LOGISTIC:
+        # One exp (and one log1p for the likelihood): with e = exp(-|d|), sigmoid(|d|) = 1/(1+e),
+        # log sigmoid(|d|) = -log1p(e) and log sigmoid(-|d|) = -|d| - log1p(e).
+        e = math.exp(-abs(d))
+        p = 1.0 / (1.0 + e) if d >= 0.0 else e / (1.0 + e)
+        if want_ll:
+            l1p = math.log1p(e)
+            ll_win, ll_loss = (-l1p, -d - l1p) if d >= 0.0 else (d - l1p, -l1p)
+            ll = score * ll_win + (1.0 - score) * ll_loss
+        return ll, score - p
+    z = d / _SQRT2
+    if want_ll:
+        if score > 0.0:
+            ll += score * log_ndtr(z)
+        if score < 1.0:
+            ll += (1.0 - score) * log_ndtr(-z)
     if update == CLASSIC:
         return ll, score - ndtr(z)
     g = 0.0
@@ -93,7 +96,7 @@ def pair_outcome(d: float, score: float, performance: int, update: int) -> tuple
 @jit
 def pairwise_gradient(
     s: NDArray[np.float64], rank: NDArray[np.int64], n: int,
-    performance: int, update: int, combine: int, grad: NDArray[np.float64],
+    performance: int, update: int, combine: int, grad: NDArray[np.float64], want_ll: bool = True,
 ) -> float:
     """Pairwise Elo over ``n`` teams: every pair as a two-team game (note, section 3.1).
 
@@ -111,7 +114,7 @@ def pairwise_gradient(
             score = pair_score(ra, rank[b])
             if score < 0.0:
                 continue
-            ll, g = pair_outcome(s[a] - s[b], score, performance, update)
+            ll, g = pair_outcome(s[a] - s[b], score, performance, update, want_ll)
             total += ll
             grad[a] += g
             grad[b] -= g
