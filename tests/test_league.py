@@ -108,3 +108,18 @@ def test_known_players_keep_their_rows_across_histories() -> None:
         single.update(model.rate(m, single))
     assert [league.rating(p).mu for p in "abc"] == pytest.approx([single[p].mu for p in "abc"], abs=1e-12)
     assert league.players == ["b", "a", "c"]
+
+
+@pytest.mark.parametrize("model", [PairwiseElo(), PairwiseElo(performance="gaussian", combine="mean"),
+                                   PlackettLuce(), PlackettLuce(order="elimination")])
+def test_fast_replay_without_log_likelihoods_gives_the_same_ratings(model) -> None:
+    # keep_history=False skips the logarithms only the log-likelihood needs; the ratings must not change.
+    sim = podium.simulate(60, 2000, teams=5, draw_probability=0.2, seed=8)
+    m = sim.matches
+    rank = m.team_rank.copy()
+    rank[np.random.default_rng(2).random(len(rank)) < 0.15] = -1  # some teams did not finish
+    history = podium.Matches(m.match_start, m.team_start, rank, m.player, m.weight, m.time, m.players)
+    full = League(model).record_many(history)
+    fast = League(model, keep_history=False).record_many(history)
+    assert [fast.rating(p).mu for p in full.players] == pytest.approx([full.rating(p).mu for p in full.players], abs=1e-9)
+    assert np.all(np.isfinite(full.log_likelihoods))

@@ -195,3 +195,31 @@ def test_extreme_ratings_stay_finite() -> None:
             assert all(math.isfinite(r.mu) for r in new.values())
             assert math.isfinite(model.log_likelihood(match, ratings))
             assert np.all(np.isfinite(model.win_probabilities([[p] for p in names], ratings)))
+
+
+@pytest.mark.parametrize("order", ["victory", "elimination"])
+@pytest.mark.parametrize("spread", [590.0, 700.0, 5000.0])
+def test_wide_spreads_against_mpmath(order: str, spread: float) -> None:
+    # Spreads beyond 600 natural units take the log-space path; mpmath at 50 digits gives the reference
+    # log-likelihood of an upset and its gradient (by mpmath.diff).
+    mpmath.mp.dps = 50
+    values = [0.0, 0.37 * spread, spread, 0.81 * spread]
+    ranks = [0, 2, 3, 1]  # the weakest wins
+    names = [f"p{i}" for i in range(4)]
+    sign = 1 if order == "victory" else -1
+
+    def reference(vals):
+        best_first = sorted(range(4), key=lambda i: ranks[i])
+        choice = best_first if order == "victory" else best_first[::-1]
+        v = [sign * vals[i] for i in choice]
+        return mpmath.fsum(v[k] - mpmath.log(mpmath.fsum(mpmath.e ** x for x in v[k:])) for k in range(4))
+
+    model = PlackettLuce(order=order, **NATURAL)
+    match = Match([[p] for p in names], ranks=ranks)
+    ratings = {p: Rating(v) for p, v in zip(names, values)}
+    ref = reference([mpmath.mpf(v) for v in values])
+    assert model.log_likelihood(match, ratings) == pytest.approx(float(ref), rel=1e-12)
+    grad = gradients(model, match, ratings)
+    for i in range(4):
+        d = mpmath.diff(lambda x, i=i: reference([x if j == i else mpmath.mpf(values[j]) for j in range(4)]), values[i])
+        assert grad[i] == pytest.approx(float(d), rel=1e-9, abs=1e-12)

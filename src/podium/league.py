@@ -34,8 +34,8 @@ def _family_gradient(kind: int, a: int, b: int, c: int, s: NDArray[np.float64], 
                      n: int, grad: NDArray[np.float64], fw: NDArray[np.float64], iw: NDArray[np.int64],
                      want_ll: bool) -> float:
     if kind == PAIRWISE:
-        return pairwise_gradient(s, rank, n, a, b, c, grad, want_ll)
-    return plackett_luce_gradient(s, rank, n, a, grad, fw, iw)
+        return pairwise_gradient(s, rank, n, a, b, c, grad, fw, want_ll)
+    return plackett_luce_gradient(s, rank, n, a, grad, fw, iw, want_ll)
 
 
 @jit
@@ -61,8 +61,8 @@ def replay_likelihood(
             width = match_start[m + 1] - match_start[m]
     s = np.empty(width)
     grad = np.empty(width)
-    fw = np.empty(6 * width + 2)
-    iw = np.empty(2 * width, dtype=np.int64)
+    fw = np.empty(7 * width + 2)
+    iw = np.empty(4 * width + 3, dtype=np.int64)
     inv_scale = 1.0 / scale
     pair_performance, pair_update = (a, b) if kind == PAIRWISE else (LOGISTIC, GRADIENT)
     for m in range(n_matches):

@@ -48,7 +48,8 @@ def pair_score(ra: int, rb: int) -> float:
 
 
 @jit
-def pair_outcome(d: float, score: float, performance: int, update: int, want_ll: bool) -> tuple[float, float]:
+def pair_outcome(d: float, score: float, performance: int, update: int, want_ll: bool,
+                 e: float = -1.0) -> tuple[float, float]:
     """Log-likelihood and update of one two-team game for the team ahead-by-``d``.
 
     Parameters
@@ -61,6 +62,8 @@ def pair_outcome(d: float, score: float, performance: int, update: int, want_ll:
         ``LOGISTIC``/``GAUSSIAN`` and ``GRADIENT``/``CLASSIC``.
     want_ll : bool
         Compute the log-likelihood (else 0 is returned for it, and a replay saves its logarithms).
+    e : float, optional
+        ``exp(-|d|)`` when the caller has it already (logistic only); computed when negative.
 
     Returns
     -------
@@ -70,7 +73,8 @@ def pair_outcome(d: float, score: float, performance: int, update: int, want_ll:
     if performance == LOGISTIC:
         # One exp (and one log1p for the likelihood): with e = exp(-|d|), sigmoid(|d|) = 1/(1+e),
         # log sigmoid(|d|) = -log1p(e) and log sigmoid(-|d|) = -|d| - log1p(e).
-        e = math.exp(-abs(d))
+        if e < 0.0:
+            e = math.exp(-abs(d))
         p = 1.0 / (1.0 + e) if d >= 0.0 else e / (1.0 + e)
         if want_ll:
             l1p = math.log1p(e)
@@ -96,15 +100,28 @@ def pair_outcome(d: float, score: float, performance: int, update: int, want_ll:
 @jit
 def pairwise_gradient(
     s: NDArray[np.float64], rank: NDArray[np.int64], n: int,
-    performance: int, update: int, combine: int, grad: NDArray[np.float64], want_ll: bool = True,
+    performance: int, update: int, combine: int, grad: NDArray[np.float64], x: NDArray[np.float64],
+    want_ll: bool = True,
 ) -> float:
     """Pairwise Elo over ``n`` teams: every pair as a two-team game (note, section 3.1).
 
     A pair with different ranks is a win for the better one; a finisher beats a non-finisher
     (``rank = -1``); equal ranks draw; two non-finishers contribute nothing.  ``combine = MEAN``
     divides the sum by ``n - 1``, the number of opponents, which keeps the updates zero-sum.
-    Writes ``dL/ds`` into ``grad[:n]`` and returns the (composite) log-likelihood.
+    Writes ``dL/ds`` into ``grad[:n]`` and returns the (composite) log-likelihood; ``x`` is scratch space
+    for ``n`` floats.
     """
+    # Logistic pairs need exp(-|s_a - s_b|) = min(x_a, x_b) / max(x_a, x_b) with x = exp(s - max s):
+    # n exponentials instead of n(n-1)/2, exact while the spread keeps every x a normal number.
+    hoist = False
+    if performance == LOGISTIC and n > 2:
+        top, bottom = s[0], s[0]
+        for a in range(1, n):
+            top, bottom = max(top, s[a]), min(bottom, s[a])
+        hoist = top - bottom <= 600.0
+        if hoist:
+            for a in range(n):
+                x[a] = math.exp(s[a] - top)
     for a in range(n):
         grad[a] = 0.0
     total = 0.0
@@ -114,7 +131,8 @@ def pairwise_gradient(
             score = pair_score(ra, rank[b])
             if score < 0.0:
                 continue
-            ll, g = pair_outcome(s[a] - s[b], score, performance, update, want_ll)
+            e = min(x[a], x[b]) / max(x[a], x[b]) if hoist else -1.0
+            ll, g = pair_outcome(s[a] - s[b], score, performance, update, want_ll, e)
             total += ll
             grad[a] += g
             grad[b] -= g

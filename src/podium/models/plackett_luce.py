@@ -40,6 +40,7 @@ __all__ = ["PlackettLuce"]
 
 VICTORY, ELIMINATION = 0, 1
 _MAX_EXACT_TIE = 16
+_LINEAR_SPREAD = 600.0  # exp(-600) ~ 1e-261: linear sums of up to 1e6 such terms stay normal numbers
 _DROP = 40.0  # the censoring integral is taken where its log-integrand is within 40 of the peak
 
 
@@ -211,57 +212,91 @@ def tied_block(
 
 @jit
 def _sort_choice_order(rank: NDArray[np.int64], n: int, order: int, idx: NDArray[np.int64],
-                       key: NDArray[np.int64]) -> None:
+                       scratch: NDArray[np.int64]) -> None:
     """Indices in choice order: finishers by rank (best first for victory, worst first for
-    elimination), non-finishers last (victory) or first (elimination).  Stable."""
+    elimination), non-finishers last (victory) or first (elimination).  Stable.
+
+    Keys are small integers in every real match, so a counting sort (no data-dependent branches) does the
+    work; ``scratch`` holds ``n`` keys and ``2 n + 3`` counters.  Larger rank values fall back to a
+    merge sort.
+    """
     big = 1
     for i in range(n):
         if rank[i] + 2 > big:
             big = rank[i] + 2
+    key = scratch[:n]
     for i in range(n):
         r = rank[i] if rank[i] >= 0 else big  # non-finishers after every finisher
         key[i] = r if order == VICTORY else big - r
-    if n > 32:
-        sorted_idx = np.argsort(key[:n], kind="mergesort")
+    if big > 2 * n + 2:
+        sorted_idx = np.argsort(key, kind="mergesort")
         for i in range(n):
             idx[i] = sorted_idx[i]
         return
-    for i in range(n):  # insertion sort: no allocation for the small matches that dominate replays
-        j = i
-        while j > 0 and key[idx[j - 1]] > key[i]:
-            idx[j] = idx[j - 1]
-            j -= 1
-        idx[j] = i
+    count = scratch[n:n + big + 1]
+    for k in range(big + 1):
+        count[k] = 0
+    for i in range(n):
+        count[key[i]] += 1
+    start = 0
+    for k in range(big + 1):
+        c = count[k]
+        count[k] = start
+        start += c
+    for i in range(n):
+        idx[count[key[i]]] = i
+        count[key[i]] += 1
 
 
 @jit
 def plackett_luce_gradient(
     s: NDArray[np.float64], rank: NDArray[np.int64], n: int, order: int, grad: NDArray[np.float64],
-    fw: NDArray[np.float64], iw: NDArray[np.int64],
+    fw: NDArray[np.float64], iw: NDArray[np.int64], want_ll: bool = True,
 ) -> float:
     """Log-likelihood of a match under Plackett-Luce and its gradient with respect to ``s[:n]``.
 
     ``order`` is ``VICTORY`` or ``ELIMINATION``; non-finishers (``rank = -1``) are censored and ties are
     averaged over their orders, as the module docstring derives.  O(n) for strict orders.  ``fw``
-    (at least ``6 n + 2`` floats) and ``iw`` (``2 n`` ints) are scratch space, so a replay allocates nothing.
+    (at least ``7 n + 2`` floats) and ``iw`` (``4 n + 3`` ints) are scratch space, so a replay allocates nothing.
+    ``want_ll=False`` skips the logarithms that only the log-likelihood needs (0 is returned).
+
+    Notes
+    -----
+    With ``m = max v``, the suffix sums ``S_p = sum_{q >= p} exp(v_q - m)`` and the gradient coefficients
+    ``C_p = sum_{q <= p} 1 / S_q`` are kept in linear (shifted) form when the spread of ``v`` is at most
+    ``_LINEAR_SPREAD``: no term then underflows or overflows, and each team costs one ``exp`` instead of
+    several log-sum-exp steps.  Wider spreads use the same recurrences in log space.
     """
     sign = 1.0 if order == VICTORY else -1.0
     idx = iw[:n]
-    _sort_choice_order(rank, n, order, idx, iw[n:2 * n])
+    _sort_choice_order(rank, n, order, idx, iw[n:4 * n + 3])
     v = fw[:n]                        # choice values in choice order
-    suffix = fw[n:2 * n + 1]          # suffix[p] = log sum_{q >= p} exp(v_q)
+    suffix = fw[n:2 * n + 1]          # S_p (linear) or log sum_{q >= p} exp(v_q) (log space)
     gv = fw[2 * n + 1:3 * n + 1]      # d log P / d v, in choice order
-    coef = fw[3 * n + 1:4 * n + 2]    # coef[p]: log of c added for every position >= p (gv_j -= c e^{v_j})
+    coef = fw[3 * n + 1:4 * n + 2]    # coefficient added for every position >= p: gv_j -= c exp(v_j)
     block = fw[4 * n + 2:5 * n + 2]
     bgrad = fw[5 * n + 2:6 * n + 2]
+    w = fw[6 * n + 2:7 * n + 2]       # exp(v - m) in linear form
+    vmax, vmin = -np.inf, np.inf
     for p in range(n):
         v[p] = sign * s[idx[p]]
         gv[p] = 0.0
-        coef[p] = -np.inf
-    coef[n] = -np.inf
-    suffix[n] = -np.inf
-    for p in range(n - 1, -1, -1):
-        suffix[p] = logaddexp(suffix[p + 1], v[p])
+        vmax = max(vmax, v[p])
+        vmin = min(vmin, v[p])
+    linear = vmax - vmin <= _LINEAR_SPREAD
+    if linear:
+        suffix[n] = 0.0
+        for p in range(n - 1, -1, -1):
+            w[p] = math.exp(v[p] - vmax)
+            suffix[p] = suffix[p + 1] + w[p]
+        for p in range(n + 1):
+            coef[p] = 0.0
+    else:
+        suffix[n] = -np.inf
+        for p in range(n - 1, -1, -1):
+            suffix[p] = logaddexp(suffix[p + 1], v[p])
+        for p in range(n + 1):
+            coef[p] = -np.inf
     total = 0.0
     p = 0
     while p < n:
@@ -270,37 +305,57 @@ def plackett_luce_gradient(
         while q < n and rank[idx[q]] == r:
             q += 1
         g = q - p
+        if g == 1 and r >= 0:  # one team chosen from the rest
+            gv[p] += 1.0
+            if linear:
+                if want_ll:
+                    total += v[p] - vmax - math.log(suffix[p])
+                coef[p] += 1.0 / suffix[p]
+            else:
+                total += v[p] - suffix[p]
+                coef[p] = logaddexp(coef[p], -suffix[p])
+            p = q
+            continue
+        if q == n:
+            log_rest = -np.inf
+        else:
+            log_rest = vmax + math.log(suffix[q]) if linear else suffix[q]
+        for i in range(g):
+            block[i] = v[p + i]
+        log_c = -np.inf  # log coefficient for the rest, in unshifted units
         if r < 0:  # the non-finishers
             if q < n:
-                for i in range(g):
-                    block[i] = v[p + i]
-                total += censored_block(block, g, suffix[q], bgrad)
+                total += censored_block(block, g, log_rest, bgrad)
                 mass = 0.0
                 for i in range(g):
                     gv[p + i] += bgrad[i]
                     mass += bgrad[i]
                 if mass > 0.0:
-                    coef[q] = logaddexp(coef[q], math.log(mass) - suffix[q])
-        elif g == 1:
-            total += v[p] - suffix[p]
-            gv[p] += 1.0
-            coef[p] = logaddexp(coef[p], -suffix[p])
+                    log_c = math.log(mass) - log_rest
         else:
-            for i in range(g):
-                block[i] = v[p + i]
-            term, c = tied_block(block, g, suffix[q], bgrad)
+            term, log_c = tied_block(block, g, log_rest, bgrad)
             total += term
             for i in range(g):
                 gv[p + i] += bgrad[i]
-            if q < n:
-                coef[q] = logaddexp(coef[q], c)
+        if q < n and log_c > -np.inf:
+            if linear:
+                coef[q] += math.exp(log_c + vmax)
+            else:
+                coef[q] = logaddexp(coef[q], log_c)
         p = q
-    running = -np.inf
-    for p in range(n):
-        running = logaddexp(running, coef[p])
-        if running > -np.inf:
-            gv[p] -= math.exp(v[p] + running)
-        grad[idx[p]] = sign * gv[p]
+    if linear:
+        running = 0.0
+        for p in range(n):
+            running += coef[p]
+            gv[p] -= w[p] * running
+            grad[idx[p]] = sign * gv[p]
+    else:
+        running = -np.inf
+        for p in range(n):
+            running = logaddexp(running, coef[p])
+            if running > -np.inf:
+                gv[p] -= math.exp(v[p] + running)
+            grad[idx[p]] = sign * gv[p]
     return total
 
 
