@@ -95,12 +95,11 @@ PlainMatch = tuple[list[list[str]], list[int]]
 
 
 @dataclass
-class PodiumResult:
-    model: str
-    params: str
+class Timed:
+    """Repeated timings of one rater over ``matches`` matches."""
+
     matches: int
     seconds: list[float]
-    ratio: dict[str, float] = field(default_factory=dict)  # podium speed / peer speed
 
     @property
     def median_seconds(self) -> float:
@@ -111,28 +110,27 @@ class PodiumResult:
         return self.matches / self.median_seconds
 
     def as_dict(self) -> dict[str, Any]:
-        return {"model": self.model, "params": self.params, "matches": self.matches, "seconds": self.seconds,
-                "median_seconds": self.median_seconds, "matches_per_second": self.rate,
+        return {"matches": self.matches, "seconds": self.seconds,
+                "median_seconds": self.median_seconds, "matches_per_second": self.rate}
+
+
+@dataclass
+class PodiumResult(Timed):
+    model: str = ""
+    params: str = ""
+    ratio: dict[str, float] = field(default_factory=dict)  # podium speed / peer speed
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"model": self.model, "params": self.params, **super().as_dict(),
                 "ratio": self.ratio, "meets_100x_openskill": self.ratio.get("openskill", 0.0) >= TARGET_RATIO}
 
 
 @dataclass
-class PeerResult:
-    peer: str
-    matches: int
-    seconds: list[float]
-
-    @property
-    def median_seconds(self) -> float:
-        return statistics.median(self.seconds)
-
-    @property
-    def rate(self) -> float:
-        return self.matches / self.median_seconds
+class PeerResult(Timed):
+    peer: str = ""
 
     def as_dict(self) -> dict[str, Any]:
-        return {"peer": self.peer, "matches": self.matches, "seconds": self.seconds,
-                "median_seconds": self.median_seconds, "matches_per_second": self.rate}
+        return {"peer": self.peer, **super().as_dict()}
 
 
 @dataclass
@@ -163,7 +161,7 @@ def time_podium(spec: ModelSpec, matches: podium.Matches, repeats: int) -> Podiu
         start = time.perf_counter()
         podium.League(model, keep_history=False).record_many(matches)
         seconds.append(time.perf_counter() - start)
-    return PodiumResult(spec.label, repr(model), len(matches), seconds)
+    return PodiumResult(len(matches), seconds, model=spec.label, params=repr(model))
 
 
 # -- peers -------------------------------------------------------------------------------------------
@@ -194,7 +192,7 @@ def time_peer(name: str, rate: Callable[[list[list[Any]], list[int]], Sequence[S
     """Median over ``repeats`` replays of ``plain``, each from fresh default ratings (made untimed)."""
     replay_peer(rate, {p: new_rating() for p in players}, plain[:WARMUP_MATCHES])
     seconds = [replay_peer(rate, {p: new_rating() for p in players}, plain) for _ in range(repeats)]
-    return PeerResult(name, len(plain), seconds)
+    return PeerResult(len(plain), seconds, peer=name)
 
 
 def time_openskill(plain: list[PlainMatch], players: list[str], repeats: int) -> PeerResult:

@@ -25,6 +25,8 @@ import podium
 from podium import Match, MatchError, Matches
 from podium.match import parse_time
 
+from .strategies import a_match
+
 DATA = Path(__file__).parents[2] / "shared" / "data"
 
 # -- helpers and strategies -----------------------------------------------------------------------
@@ -51,33 +53,6 @@ META = st.none() | st.dictionaries(
     | st.text(max_size=4) | st.lists(st.integers(0, 9), max_size=3),
     max_size=3,
 )
-
-
-@st.composite
-def a_match(draw, ids, time_kind: str, pool: list[str]) -> Match:
-    n = draw(st.integers(2, 5))
-    sizes = draw(st.lists(st.integers(1, 3), min_size=n, max_size=n))
-    total = sum(sizes)
-    players = draw(st.permutations(pool))[:total] if len(pool) >= total else draw(
-        st.lists(ids, min_size=total, max_size=total, unique=True))
-    teams, k = [], 0
-    for s in sizes:
-        teams.append(players[k:k + s])
-        k += s
-    ranks = draw(st.lists(st.none() | st.integers(0, n - 1), min_size=n, max_size=n))
-    weights = None
-    if draw(st.booleans()):
-        weights = [draw(st.lists(st.floats(0, 1, exclude_min=True), min_size=s, max_size=s)) for s in sizes]
-    if time_kind == "number":
-        time = draw(st.none() | st.integers(-10**12, 10**12) | st.floats(allow_nan=False, allow_infinity=False))
-    elif time_kind == "date":
-        time = draw(st.none() | st.dates().map(lambda d: d.isoformat()))
-    elif time_kind == "datetime":
-        # Days since 1970 as float64 resolve a microsecond only up to about the 2040s, so stay within 1900-2035.
-        time = draw(st.none() | st.datetimes(datetime(1900, 1, 1), datetime(2035, 12, 31)).map(lambda d: d.isoformat() + "Z"))
-    else:
-        time = None
-    return Match(teams, ranks, weights, time=time, id=draw(st.none() | ids))
 
 
 @st.composite

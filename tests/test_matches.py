@@ -16,44 +16,17 @@ from hypothesis import strategies as st
 from podium import Match, MatchError, Matches
 from podium.match import parse_time
 
+from .strategies import PLAYER_IDS, a_match
+
 # -- strategies -----------------------------------------------------------------------------------
 
-PLAYER_IDS = st.text(min_size=1, max_size=4)
-
-
-@st.composite
-def a_match(draw, time_kind: str = "none", pool: list[str] | None = None) -> Match:
-    """A valid Match with draws, non-finishers and partial play; players from ``pool`` if given."""
-    n = draw(st.integers(2, 5))
-    sizes = draw(st.lists(st.integers(1, 3), min_size=n, max_size=n))
-    total = sum(sizes)
-    if pool is not None and len(pool) >= total:
-        players = draw(st.permutations(pool))[:total]
-    else:
-        players = draw(st.lists(PLAYER_IDS, min_size=total, max_size=total, unique=True))
-    teams, k = [], 0
-    for s in sizes:
-        teams.append(players[k:k + s])
-        k += s
-    ranks = draw(st.lists(st.none() | st.integers(0, n - 1), min_size=n, max_size=n))
-    weights = None
-    if draw(st.booleans()):
-        weights = [draw(st.lists(st.floats(0, 1, exclude_min=True), min_size=s, max_size=s)) for s in sizes]
-    if time_kind == "number":
-        time = draw(st.none() | st.integers(-10**9, 10**9) | st.floats(-1e9, 1e9))
-    elif time_kind == "date":
-        time = draw(st.none() | st.dates().map(lambda d: d.isoformat()))
-    else:
-        time = None
-    id_ = draw(st.none() | st.text(max_size=5))
-    return Match(teams, ranks, weights, time=time, id=id_)
 
 
 @st.composite
 def a_history(draw, min_size: int = 0, max_size: int = 12) -> list[Match]:
     kind = draw(st.sampled_from(["none", "number", "date"]))
     pool = draw(st.lists(PLAYER_IDS, min_size=6, max_size=12, unique=True))
-    return draw(st.lists(a_match(kind, pool), min_size=min_size, max_size=max_size))
+    return draw(st.lists(a_match(PLAYER_IDS, kind, pool), min_size=min_size, max_size=max_size))
 
 
 def same(a: Match, b: Match) -> bool:
