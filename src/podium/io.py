@@ -38,7 +38,7 @@ def _open_text(path: Path, mode: str) -> IO[str]:
     if mode == "r":
         with open(path, "rb") as probe:
             if probe.read(2) == b"\x1f\x8b":
-                return gzip.open(path, "rt", encoding="utf-8", newline="")  # type: ignore[return-value]
+                return gzip.open(path, "rt", encoding="utf-8", newline="")
     return open(path, mode, encoding="utf-8", newline="")
 
 

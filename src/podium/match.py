@@ -53,7 +53,7 @@ def parse_time(value: Time, field_name: str = "time") -> float:
     if value is None:
         return math.nan
     if _is_real(value):
-        number = float(value)
+        number = float(value)  # type: ignore[arg-type]  # _is_real admitted only real numbers
         if not math.isfinite(number):
             raise MatchError(f"'{field_name}' must be a finite number, an ISO-8601 date or null. Got {value!r}.")
         return number
@@ -348,7 +348,7 @@ class Matches(Sequence[Match]):
         # Slices share their history's player list (the League caches its mapping per list object).
         self.players = players if isinstance(players, list) else list(players)
         n = len(self.match_start) - 1
-        self.ids = list(ids) if ids is not None else [None] * n
+        self.ids: list[str | None] = list(ids) if ids is not None else [None] * n
         self.meta = list(meta) if meta is not None else None
         self.time_is_date = bool(time_is_date)
         self.has_weights = bool(np.any(self.weight != 1.0)) if has_weights is None else has_weights
@@ -431,7 +431,8 @@ class Matches(Sequence[Match]):
     def concat(cls, parts: Sequence[Matches]) -> Matches:
         """Join histories in order, merging their player lists."""
         index: dict[str, int] = {}
-        ms, ts, tr, pl, wt, tm, ids = [np.zeros(1, np.int64)], [np.zeros(1, np.int64)], [], [], [], [], []
+        ms, ts, tr, pl, wt, tm = [np.zeros(1, np.int64)], [np.zeros(1, np.int64)], [], [], [], []
+        ids: list[str | None] = []
         meta: list[dict[str, Any] | None] = []
         has_meta = any(part.meta is not None for part in parts)
         t_off = p_off = 0
@@ -548,8 +549,8 @@ class Matches(Sequence[Match]):
             weights.append(self.weight[p0:p1].tolist())
             r = int(self.team_rank[t])
             ranks.append(None if r < 0 else r)
-        t = float(self.time[j])
-        time = format_time(t, self.time_is_date) if not math.isnan(t) else None
+        when = float(self.time[j])
+        time = format_time(when, self.time_is_date) if not math.isnan(when) else None
         has_w = self.has_weights and any(w != 1.0 for ws in weights for w in ws)
         return Match(teams, ranks, weights if has_w else None, time=time, id=self.ids[j])
 

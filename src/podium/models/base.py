@@ -58,7 +58,7 @@ class Model(ABC):
         return f"{type(self).__name__}({args})"
 
     def __eq__(self, other: object) -> bool:
-        return type(self) is type(other) and self.get_params() == other.get_params()  # type: ignore[attr-defined]
+        return type(self) is type(other) and self.get_params() == other.get_params()
 
     def __hash__(self) -> int:
         return hash((type(self).__name__, tuple(sorted(self.get_params().items()))))
