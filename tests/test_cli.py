@@ -64,3 +64,11 @@ def test_skip_invalid_rates_the_rest(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "skipped 1 malformed record" in result.output
     assert "1 matches, 2 players" in result.output
+
+
+def test_unknown_file_extension_is_a_clear_error(tmp_path: Path) -> None:
+    history = tmp_path / "games.txt"
+    history.write_text("hello\n")
+    result = runner.invoke(app, ["rate", str(history)])
+    assert result.exit_code == 1
+    assert "Cannot tell the format" in result.output and "Traceback" not in result.output

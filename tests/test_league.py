@@ -123,3 +123,16 @@ def test_fast_replay_without_log_likelihoods_gives_the_same_ratings(model) -> No
     fast = League(model, keep_history=False).record_many(history)
     assert [fast.rating(p).mu for p in full.players] == pytest.approx([full.rating(p).mu for p in full.players], abs=1e-9)
     assert np.all(np.isfinite(full.log_likelihoods))
+
+
+def test_models_without_uncertainty_refuse_a_sigma() -> None:
+    # A TrueSkill-style Rating(mu, sigma) given to an Elo-family model would skew mu - k sigma leaderboards.
+    with pytest.raises(ValueError, match=r"'ratings\['a'\]' has sigma=100.0.*Elo keeps no uncertainty"):
+        League(Elo(), {"a": Rating(1600.0, 100.0)})
+    with pytest.raises(ValueError, match="keeps no uncertainty"):
+        PlackettLuce().rate(Match.ffa(["a", "b"]), {"a": Rating(1600.0, 1.0)})
+
+
+def test_record_of_something_else_is_a_match_error() -> None:
+    with pytest.raises(podium.MatchError, match="'match' must be a podium.Match"):
+        League(Elo()).record([["a"], ["b"]])  # type: ignore[arg-type]

@@ -288,3 +288,11 @@ def test_concat_of_pieces_gives_back_the_whole(history, data):
     assert len(joined) == len(history)
     assert all(same(a, b) for a, b in zip(joined, history))
     assert joined.time_is_date == ms.time_is_date or np.all(np.isnan(ms.time))
+
+
+@pytest.mark.parametrize("field", ["team_rank", "player"])
+def test_from_arrays_refuses_float_arrays_instead_of_truncating(field):
+    arrays = {"match_start": [0, 2], "team_start": [0, 1, 2], "team_rank": [0, 1], "player": [0, 1]}
+    arrays[field] = [0.5, 1.7]
+    with pytest.raises(MatchError, match=f"'{field}' must be an array of integers"):
+        Matches.from_arrays(**arrays)

@@ -223,3 +223,18 @@ def test_wide_spreads_against_mpmath(order: str, spread: float) -> None:
     for i in range(4):
         d = mpmath.diff(lambda x, i=i: reference([x if j == i else mpmath.mpf(values[j]) for j in range(4)]), values[i])
         assert grad[i] == pytest.approx(float(d), rel=1e-9, abs=1e-12)
+
+
+@pytest.mark.parametrize("n,value", [(1000, 6.0), (300, 10.0), (40, -3.0), (200, 0.0)])
+def test_censored_integral_closed_form_for_equal_rates(n: int, value: float) -> None:
+    # n group members of rate a = e^value against a rest of total rate 1: by memorylessness the next
+    # choice comes from the group with probability m a / (m a + 1) while m members remain, so
+    # log P = sum_{m=1}^{n} log(m a / (m a + 1)); every member's derivative is the same by symmetry,
+    # d log P / d value = sum_m 1 / (m a + 1) / n each.
+    a = math.exp(value)
+    exact = sum(math.log(m * a / (m * a + 1.0)) for m in range(1, n + 1))
+    d_exact = sum(1.0 / (m * a + 1.0) for m in range(1, n + 1)) / n
+    grad = np.empty(n)
+    got = censored_block(np.full(n, value), n, 0.0, grad)
+    assert got == pytest.approx(exact, rel=1e-11)
+    assert grad == pytest.approx(np.full(n, d_exact), rel=1e-9)

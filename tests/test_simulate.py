@@ -206,3 +206,8 @@ def test_bad_arguments_raise_value_error_naming_the_argument(kwargs, name):
     args.update(kwargs)
     with pytest.raises(ValueError, match=f"'{name}'"):
         podium.simulate(**args)
+
+
+def test_numpy_integers_are_accepted_for_counts():
+    sim = podium.simulate(np.int64(20), np.int64(30), teams=np.int64(3), seed=1)
+    assert len(sim.matches) == 30 and len(sim.skills) == 20

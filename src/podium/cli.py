@@ -80,7 +80,7 @@ def rate(
     set_: Annotated[list[str] | None, typer.Option("--set", help="A model parameter, param=value (repeatable).")] = None,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Write every player's rating to this CSV.")] = None,
     top: Annotated[int, typer.Option(help="Rows of the leaderboard to show.")] = 20,
-    k: Annotated[float, typer.Option("--k", help="Leaderboard by mu - k sigma.")] = 3.0,
+    sigmas: Annotated[float, typer.Option("--sigmas", help="Leaderboard by mu - SIGMAS * sigma (models with uncertainty).")] = 3.0,
     skip_invalid: Annotated[bool, typer.Option("--skip-invalid", help="Leave out malformed records (with a warning) instead of stopping.")] = False,
 ) -> None:
     """Rate a match history and show the leaderboard."""
@@ -91,9 +91,10 @@ def rate(
             matches = read_matches(file, errors="skip" if skip_invalid else "raise")
         for warning in caught:
             console.print(f"[yellow]warning:[/yellow] {warning.message}")
-    except MatchError as error:
+    except (MatchError, ValueError) as error:
         console.print(f"[red]error:[/red] {error}")
-        console.print("(--skip-invalid leaves malformed records out and rates the rest)")
+        if isinstance(error, MatchError):
+            console.print("(--skip-invalid leaves malformed records out and rates the rest)")
         raise typer.Exit(1) from None
     league = League(rating_model, keep_history=False)
     start = time.perf_counter()
@@ -103,13 +104,13 @@ def rate(
         console.print(f"[red]error:[/red] {error}")
         raise typer.Exit(1) from None
     elapsed = time.perf_counter() - start
-    console.print(_leaderboard_table(league, top, k, f"{rating_model!r}"))
+    console.print(_leaderboard_table(league, top, sigmas, f"{rating_model!r}"))
     console.print(f"{len(matches):,} matches, {len(league):,} players, rated in {elapsed:.2f} s")
     if out is not None:
         with open(out, "w", newline="", encoding="utf-8") as handle:
             writer = csv.writer(handle)
             writer.writerow(["rank", "player", "mu", "sigma", "score", "games"])
-            for row in league.leaderboard(k=k):
+            for row in league.leaderboard(k=sigmas):
                 writer.writerow([row.rank, row.player, repr(row.mu), repr(row.sigma), repr(row.score), row.games])
         console.print(f"ratings written to {out}")
 

@@ -22,9 +22,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
-import numpy as np
 
-from .match import Match, MatchError, Matches, _check_ranks, _check_teams, _check_weights, _is_date, format_time, parse_time
+from .match import Match, MatchError, Matches, _Packer, format_time
 
 __all__ = ["read_matches", "write_matches"]
 
@@ -50,59 +49,6 @@ def _format_of(path: Path) -> str:
     if last == ".csv":
         return "csv"
     raise ValueError(f"Cannot tell the format of {str(path)!r}: use .jsonl or .csv (optionally .gz).")
-
-
-class _Builder:
-    """Accumulates validated matches straight into columnar lists."""
-
-    def __init__(self) -> None:
-        self.index: dict[str, int] = {}
-        self.match_start = [0]
-        self.team_start = [0]
-        self.team_rank: list[int] = []
-        self.player: list[int] = []
-        self.weight: list[float] = []
-        self.time: list[float] = []
-        self.ids: list[str | None] = []
-        self.meta: list[dict[str, Any] | None] = []
-        self.kinds: set[bool] = set()
-        self.has_weights = False
-
-    def add(self, teams: Any, ranks: Any, weights: Any, time: Any, id_: Any, meta: Any) -> None:
-        teams_t = _check_teams(teams)
-        ranks_t = _check_ranks(ranks, len(teams_t))
-        weights_t = _check_weights(weights, teams_t)
-        t = parse_time(time)
-        if id_ is not None and not isinstance(id_, str):
-            raise MatchError(f"'id' must be a string or null. Got {id_!r:.80}.")
-        if meta is not None and not isinstance(meta, dict):
-            raise MatchError(f"'meta' must be an object. Got {meta!r:.80}.")
-        # Validation is complete: nothing below can fail, so a match is added whole or not at all.
-        if time is not None:
-            self.kinds.add(_is_date(time))
-        self.has_weights |= weights_t is not None
-        for i, (team, rank) in enumerate(zip(teams_t, ranks_t)):
-            for j, p in enumerate(team):
-                self.player.append(self.index.setdefault(p, len(self.index)))
-                self.weight.append(weights_t[i][j] if weights_t is not None else 1.0)
-            self.team_start.append(len(self.player))
-            self.team_rank.append(-1 if rank is None else rank)
-        self.match_start.append(len(self.team_rank))
-        self.time.append(t)
-        self.ids.append(id_)
-        self.meta.append(meta)
-
-    def build(self) -> Matches:
-        if len(self.kinds) > 1:
-            raise MatchError("'time' mixes numbers and dates across matches; use one kind for a whole history.")
-        has_meta = any(m is not None for m in self.meta)
-        return Matches(
-            np.array(self.match_start, dtype=np.int64), np.array(self.team_start, dtype=np.int64),
-            np.array(self.team_rank, dtype=np.int64), np.array(self.player, dtype=np.int64),
-            np.array(self.weight, dtype=np.float64), np.array(self.time, dtype=np.float64),
-            list(self.index), self.ids, self.meta if has_meta else None,
-            time_is_date=self.kinds == {True}, has_weights=self.has_weights, validate=False,
-        )
 
 
 def read_matches(path: str | os.PathLike[str], *, errors: str = "raise") -> Matches:
@@ -141,7 +87,7 @@ def read_matches(path: str | os.PathLike[str], *, errors: str = "raise") -> Matc
 
 
 def _read_jsonl(handle: Iterable[str], name: str, skipped: list[str] | None = None) -> Matches:
-    builder = _Builder()
+    builder = _Packer()
     for number, line in enumerate(handle, start=1):
         try:
             _parse_record(builder, line, number, name)
@@ -155,7 +101,7 @@ def _read_jsonl(handle: Iterable[str], name: str, skipped: list[str] | None = No
         raise MatchError(f"{name}: {error}") from None
 
 
-def _parse_record(builder: _Builder, line: str, number: int, name: str) -> None:
+def _parse_record(builder: _Packer, line: str, number: int, name: str) -> None:
     """Validate one JSONL line and add it to ``builder`` (whole, or not at all)."""
     if not line.strip():
         return
@@ -204,14 +150,14 @@ def _read_csv(handle: IO[str], name: str, skipped: list[str] | None = None) -> M
     reader = csv.reader(handle)
     header = next(reader, None)
     if header is None:
-        return _Builder().build()
+        return _Packer().build()
     header = [h.strip() for h in header]
     missing = {"match", "team", "player"} - set(header)
     if missing:
         raise MatchError(f"{name}, line 1: the CSV header must have columns {list(_CSV_COLUMNS)}; missing {sorted(missing)}. Got {header}.")
     col = {h: i for i, h in enumerate(header)}
     has_rank = "rank" in col
-    builder = _Builder()
+    builder = _Packer()
     seen: set[str] = set()
     group: dict[str, Any] | None = None
 

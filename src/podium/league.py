@@ -8,7 +8,6 @@ together.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -16,7 +15,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .match import Match, Matches, format_time
+from .match import Match, MatchError, Matches
 from .models.base import Model, _History, _State
 from .models.elo import GRADIENT, LOGISTIC, pair_outcome, pair_score, pairwise_gradient
 from .models.plackett_luce import plackett_luce_gradient
@@ -51,8 +50,8 @@ def replay_likelihood(
     For each match: team strengths ``s_t = sum_i w_i mu_i / scale``; the kernel gives the log-likelihood
     and ``dL/ds_t``; member ``i`` moves by ``k * w_i * dL/ds_t``.  ``row[p]`` is the state row of player
     slot ``p``; ``hist_mu[p]`` receives that player's rating after the match, ``loglik[m]`` the match's
-    log-likelihood under the ratings before it (when ``want_ll``; the pairwise models then skip their
-    logarithms and write 0).
+    log-likelihood under the ratings before it.  With ``want_ll`` false the kernels skip the logarithms
+    that only the log-likelihood needs and ``loglik`` receives zeros.
     """
     n_matches = len(match_start) - 1
     width = 2
@@ -163,11 +162,11 @@ class League:
         self._state = _State(np.empty(0), np.empty(0))
         self._n_matches = 0
         self._hist: list[tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]] = []
-        self._time_is_date = False
         self._loglik: list[NDArray[np.float64]] = []
         for name, rating in (ratings or {}).items():
-            if not isinstance(name, str) or not isinstance(rating, Rating):
-                raise TypeError(f"'ratings' must map player ids (str) to podium.Rating. Got {name!r}: {rating!r:.80}.")
+            if not isinstance(name, str):
+                raise TypeError(f"'ratings' must map player ids (str) to podium.Rating. Got the key {name!r}.")
+            model._check_rating(name, rating)
             row = self._add_player(name)
             self._grow()
             self._state.mu[row], self._state.sigma[row] = rating.mu, rating.sigma
@@ -229,7 +228,7 @@ class League:
     def record(self, match: Match) -> dict[str, Rating]:
         """Rate one match and return the new ratings of its players."""
         if not isinstance(match, Match):
-            raise TypeError(f"'match' must be a podium.Match. Got {match!r:.80}.")
+            raise MatchError(f"'match' must be a podium.Match. Got {type(match).__name__}: {match!r:.80}.")
         self.model._check_team_count(len(match.teams))
         packed = Matches.from_matches([match])
         self._replay(packed)
@@ -276,8 +275,6 @@ class League:
             slot_match = np.repeat(team_match, sizes)
             self._hist.append((rows[packed.player], slot_match + self._n_matches, packed.time[slot_match],
                                history.mu, history.sigma))
-        if len(packed) and not np.all(np.isnan(packed.time)):
-            self._time_is_date = packed.time_is_date
         self._n_matches += len(packed)
 
     # -- reading -----------------------------------------------------------------------------------------
@@ -362,10 +359,6 @@ class League:
         return Trajectory(player, cat[1].astype(np.int64), cat[2].astype(float), cat[3].astype(float), cat[4].astype(float))
 
     history = trajectory
-
-    def time_label(self, value: float) -> Any:
-        """A recorded time as the user gave it (ISO date string or number)."""
-        return format_time(value, self._time_is_date) if not math.isnan(value) else None
 
     def __repr__(self) -> str:
         return f"League({self.model!r}, {len(self)} players, {self._n_matches} matches)"

@@ -370,7 +370,12 @@ class Matches(Sequence[Match]):
         *,
         time_is_date: bool = False,
     ) -> Matches:
-        """Build from the columnar arrays themselves (validated)."""
+        """Build from the columnar arrays themselves (validated; integer arrays must hold integers)."""
+        for field_name, values in (("match_start", match_start), ("team_start", team_start),
+                                   ("team_rank", team_rank), ("player", player)):
+            arr = np.asarray(values)
+            if arr.size and not np.issubdtype(arr.dtype, np.integer):
+                raise MatchError(f"'{field_name}' must be an array of integers. Got dtype {arr.dtype}: {_show(arr.tolist())}.")
         player = np.asarray(player, dtype=np.int64)
         n_matches = len(match_start) - 1
         if weight is None:
@@ -393,39 +398,12 @@ class Matches(Sequence[Match]):
         """
         if isinstance(matches, Matches):
             return matches
-        index: dict[str, int] = {}
-        match_start = [0]
-        team_start = [0]
-        team_rank: list[int] = []
-        player: list[int] = []
-        weight: list[float] = []
-        time: list[float] = []
-        ids: list[str | None] = []
-        kinds: set[bool] = set()
-        has_weights = False
+        packer = _Packer()
         for m, match in enumerate(matches):
             if not isinstance(match, Match):
                 raise MatchError(f"matches[{m}] must be a podium.Match. Got {_show(match)}.")
-            weights = match.team_weights()
-            has_weights |= match.weights is not None
-            for team, rank, ws in zip(match.teams, match.ranks, weights):
-                for p, w in zip(team, ws):
-                    player.append(index.setdefault(p, len(index)))
-                    weight.append(w)
-                team_start.append(len(player))
-                team_rank.append(-1 if rank is None else rank)
-            match_start.append(len(team_rank))
-            time.append(parse_time(match.time, f"matches[{m}].time"))
-            if match.time is not None:
-                kinds.add(_is_date(match.time))
-            ids.append(match.id)
-        if len(kinds) > 1:
-            raise MatchError("'time' mixes numbers and dates across matches; use one kind for a whole history.")
-        return cls(
-            np.array(match_start), np.array(team_start), np.array(team_rank, dtype=np.int64),
-            np.array(player, dtype=np.int64), np.array(weight, dtype=np.float64), np.array(time, dtype=np.float64),
-            list(index), ids, time_is_date=kinds == {True}, has_weights=has_weights, validate=False,
-        )
+            packer.append(match.teams, match.ranks, match.weights, match.time, match.id, None)
+        return packer.build()
 
     @classmethod
     def concat(cls, parts: Sequence[Matches]) -> Matches:
@@ -561,3 +539,65 @@ class Matches(Sequence[Match]):
     def n_teams(self) -> NDArray[np.int64]:
         """Number of teams in each match."""
         return np.diff(self.match_start)
+
+
+class _Packer:
+    """Accumulates matches straight into the columnar lists of :class:`Matches`.
+
+    ``add`` validates raw fields (as read from a file); ``append`` takes fields a ``Match`` has already
+    validated.  Either adds a match whole or not at all.
+    """
+
+    def __init__(self) -> None:
+        self.index: dict[str, int] = {}
+        self.match_start = [0]
+        self.team_start = [0]
+        self.team_rank: list[int] = []
+        self.player: list[int] = []
+        self.weight: list[float] = []
+        self.time: list[float] = []
+        self.ids: list[str | None] = []
+        self.meta: list[dict[str, Any] | None] = []
+        self.kinds: set[bool] = set()
+        self.has_weights = False
+
+    def add(self, teams: Any, ranks: Any, weights: Any, time: Any, id_: Any, meta: Any) -> None:
+        teams_t = _check_teams(teams)
+        ranks_t = _check_ranks(ranks, len(teams_t))
+        weights_t = _check_weights(weights, teams_t)
+        parse_time(time)
+        if id_ is not None and not isinstance(id_, str):
+            raise MatchError(f"'id' must be a string or null. Got {_show(id_)}.")
+        if meta is not None and not isinstance(meta, dict):
+            raise MatchError(f"'meta' must be an object. Got {_show(meta)}.")
+        self.append(teams_t, ranks_t, weights_t, time, id_, meta)
+
+    def append(self, teams: tuple[tuple[str, ...], ...], ranks: tuple[int | None, ...],
+               weights: tuple[tuple[float, ...], ...] | None, time: Time, id_: str | None,
+               meta: dict[str, Any] | None) -> None:
+        when = parse_time(time)
+        if time is not None:
+            self.kinds.add(_is_date(time))
+        self.has_weights |= weights is not None
+        for i, (team, rank) in enumerate(zip(teams, ranks)):
+            for j, p in enumerate(team):
+                self.player.append(self.index.setdefault(p, len(self.index)))
+                self.weight.append(weights[i][j] if weights is not None else 1.0)
+            self.team_start.append(len(self.player))
+            self.team_rank.append(-1 if rank is None else rank)
+        self.match_start.append(len(self.team_rank))
+        self.time.append(when)
+        self.ids.append(id_)
+        self.meta.append(meta)
+
+    def build(self) -> Matches:
+        if len(self.kinds) > 1:
+            raise MatchError("'time' mixes numbers and dates across matches; use one kind for a whole history.")
+        has_meta = any(m is not None for m in self.meta)
+        return Matches(
+            np.array(self.match_start, dtype=np.int64), np.array(self.team_start, dtype=np.int64),
+            np.array(self.team_rank, dtype=np.int64), np.array(self.player, dtype=np.int64),
+            np.array(self.weight, dtype=np.float64), np.array(self.time, dtype=np.float64),
+            list(self.index), self.ids, self.meta if has_meta else None,
+            time_is_date=self.kinds == {True}, has_weights=self.has_weights, validate=False,
+        )

@@ -16,7 +16,7 @@ from numpy.typing import NDArray
 
 __all__ = [
     "log_ndtr", "ndtr", "norm_logpdf", "inv_mills", "log1mexp", "logaddexp", "logsumexp",
-    "log_sigmoid", "sigmoid", "x_over_expm1",
+    "x_over_expm1",
 ]
 
 _SQRT2 = math.sqrt(2.0)
@@ -120,20 +120,3 @@ def logsumexp(x: NDArray[np.float64], n: int) -> float:
     for i in range(n):
         total += math.exp(x[i] - m)
     return m + math.log(total)
-
-
-@jit
-def log_sigmoid(x: float) -> float:
-    """``log(1 / (1 + exp(-x)))`` without overflow."""
-    if x >= 0.0:
-        return -math.log1p(math.exp(-x))
-    return x - math.log1p(math.exp(x))
-
-
-@jit
-def sigmoid(x: float) -> float:
-    """``1 / (1 + exp(-x))`` without overflow."""
-    if x >= 0.0:
-        return 1.0 / (1.0 + math.exp(-x))
-    e = math.exp(x)
-    return e / (1.0 + e)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -75,7 +76,9 @@ def simulate(
     Each player's true skill is drawn from ``N(0, skill_sd**2)``.  In each match ``teams * team_size``
     distinct players are chosen uniformly; each performs ``skill + N(0, 1)``; a team performs the sum of
     its members.  Teams finish in order of performance; two teams adjacent in that order draw when their
-    performances differ by at most the margin that gives ``draw_probability`` for two equal teams.
+    performances differ by at most the margin that gives ``draw_probability`` for two equal teams (the
+    TrueSkill paper's draw model between adjacent ranks).  Draws chain: in a many-team match, teams within a
+    margin of their neighbours share a rank, so more teams tie than ``draw_probability`` alone suggests.
 
     Parameters
     ----------
@@ -94,10 +97,14 @@ def simulate(
     """
     if isinstance(players, bool) or isinstance(players, (str, bytes)):
         raise ValueError(f"'players' must be a number of players or a sequence of player ids. Got {players!r}.")
-    names = [f"p{i:05d}" for i in range(players)] if isinstance(players, int) else list(players)
+    if isinstance(players, (int, np.integer)):
+        names = [f"p{i:05d}" for i in range(int(players))]
+    else:
+        names = list(players)
     for field, value, low in (("matches", matches, 0), ("teams", teams, 2), ("team_size", team_size, 1)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
             raise ValueError(f"'{field}' must be an int >= {low}. Got {value!r}.")
+    matches, teams, team_size = int(matches), int(teams), int(team_size)
     k = teams * team_size
     if len(names) < k or len(set(names)) != len(names):
         raise ValueError(f"'players' must be at least teams * team_size = {k} distinct players. Got {len(names)}.")

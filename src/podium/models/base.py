@@ -73,7 +73,7 @@ class Model(ABC):
         if self._max_teams is not None and n > self._max_teams:
             raise MatchError(
                 f"'teams': {type(self).__name__} rates two teams; got {n}. For free-for-alls use "
-                "PairwiseElo, PlackettLuce, Thurstone or TrueSkill."
+                "PairwiseElo or PlackettLuce."
             )
 
     def _pack(self, match: Match, ratings: Mapping[str, Rating]) -> tuple[Matches, NDArray[np.float64], NDArray[np.float64]]:
@@ -85,11 +85,20 @@ class Model(ABC):
         mu = np.empty(len(packed.players))
         sigma = np.empty(len(packed.players))
         for i, name in enumerate(packed.players):
-            rating = ratings.get(name, prior)
-            if not isinstance(rating, Rating):
-                raise TypeError(f"'ratings[{name!r}]' must be a podium.Rating. Got {rating!r:.80}.")
+            rating = self._check_rating(name, ratings.get(name, prior))
             mu[i], sigma[i] = rating.mu, rating.sigma
         return packed, mu, sigma
+
+    def _check_rating(self, name: str, rating: Any) -> Rating:
+        """A starting rating the model can use: a Rating, with ``sigma = 0`` for models without uncertainty."""
+        if not isinstance(rating, Rating):
+            raise TypeError(f"'ratings[{name!r}]' must be a podium.Rating. Got {rating!r:.80}.")
+        if self.prior.sigma == 0.0 and rating.sigma != 0.0:
+            raise ValueError(
+                f"'ratings[{name!r}]' has sigma={rating.sigma!r}, but {type(self).__name__} keeps no uncertainty "
+                f"(sigma must be 0); pass Rating({rating.mu!r}) to start from that mean."
+            )
+        return rating
 
     def _teams_match(self, teams: Sequence[Sequence[str]], weights: Sequence[Sequence[float]] | None) -> Match:
         return Match(teams, weights=weights)
@@ -137,7 +146,7 @@ class Model(ABC):
 class _State:
     """A population's ratings in arrays (rows = players)."""
 
-    __slots__ = ("mu", "sigma", "games", "last_time")
+    __slots__ = ("mu", "sigma", "games", "last_time")  # last_time: for TrueSkill's drift (issue 3)
 
     def __init__(self, mu: NDArray[np.float64], sigma: NDArray[np.float64]) -> None:
         self.mu = mu

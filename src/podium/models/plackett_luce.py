@@ -41,6 +41,7 @@ __all__ = ["PlackettLuce"]
 VICTORY, ELIMINATION = 0, 1
 _MAX_EXACT_TIE = 16
 _LINEAR_SPREAD = 600.0  # exp(-600) ~ 1e-261: linear sums of up to 1e6 such terms stay normal numbers
+_MAX_CENSOR_NODES = 1 << 17
 _DROP = 40.0  # the censoring integral is taken where its log-integrand is within 40 of the peak
 
 
@@ -79,6 +80,18 @@ def _slope(y: float, la: NDArray[np.float64], g: int) -> float:
 
 
 @jit
+def _trapezoid_log(start: float, h: float, nodes: int, la: NDArray[np.float64], g: int) -> float:
+    """``log(h * sum_k f(start + k h))``, the trapezoid rule (the ends are negligible) in log space."""
+    top = -np.inf
+    for k in range(nodes):
+        top = max(top, _log_f(start + k * h, la, g))
+    total = 0.0
+    for k in range(nodes):
+        total += math.exp(_log_f(start + k * h, la, g) - top)
+    return top + math.log(total) + math.log(h)
+
+
+@jit
 def censored_block(
     v: NDArray[np.float64], g: int, log_rest: float, grad: NDArray[np.float64],
 ) -> float:
@@ -99,8 +112,8 @@ def censored_block(
     ``P = int e^{-u} prod_i (1 - exp(-a_i u)) du`` with ``a_i = exp(v_i - log_rest)``; with ``u = e^y``
     the log-integrand ``y - e^y + sum_i log(1 - exp(-a_i e^y))`` is concave, its slope
     ``1 - e^y + sum_i x_i/(e^{x_i} - 1)`` (``x_i = a_i e^y``) is positive at ``y = -1`` and negative at
-    ``y = log(g + 1) + 1``; the trapezoid grid spans the region within ``_DROP`` of the peak with a step
-    of a quarter of the peak's width.
+    ``y = log(g + 1) + 1``; the trapezoid grid spans the region within ``_DROP`` of the peak, starting from a
+    quarter of the peak's width and halving the step until the integral changes by less than 1e-14.
     """
     if log_rest == -np.inf:
         for i in range(g):
@@ -141,19 +154,26 @@ def censored_block(
             else:
                 far = mid
         ends[side] = far
-    h = 0.25 * width
-    nodes = int(math.ceil((ends[1] - ends[0]) / h)) + 1
-    if nodes > 20000:
-        nodes = 20000
-        h = (ends[1] - ends[0]) / (nodes - 1)
-    logf = np.empty(nodes)
-    for k in range(nodes):
-        logf[k] = _log_f(ends[0] + k * h, la, g)
-    log_total = logsumexp(logf, nodes)
+    # Trapezoid rule, halving the step until the integral stops changing (1e-14 relative): the integrand
+    # can have a shoulder much sharper than its peak where many factors switch on at once.
+    span = ends[1] - ends[0]
+    nodes = max(int(math.ceil(span / (0.25 * width))), 16) + 1
+    h = span / (nodes - 1)
+    log_integral = _trapezoid_log(ends[0], h, nodes, la, g)
+    while nodes < _MAX_CENSOR_NODES:
+        nodes = 2 * nodes - 1
+        h *= 0.5
+        finer = _trapezoid_log(ends[0], h, nodes, la, g)
+        done = abs(finer - log_integral) < 1e-14 * max(1.0, abs(finer))
+        log_integral = finer
+        if done:
+            break
+    log_total = log_integral - math.log(h)
     for i in range(g):
         acc = 0.0
         for k in range(nodes):
-            acc += math.exp(logf[k] - log_total) * _g(la[i] + ends[0] + k * h)
+            y = ends[0] + k * h
+            acc += math.exp(_log_f(y, la, g) - log_total) * _g(la[i] + y)
         grad[i] = acc
     return log_total + math.log(h)
 
