@@ -22,8 +22,10 @@ first.  That representation gives two exact pieces:
   "half a win and half a loss", and it is symmetric in the tied teams by construction.  Averaged over
   orders, the set still to be chosen inside the group is a uniformly random subset ``U`` of each size, so
   the group's term is ``sum_{i in G} v_i - sum_{U != {}} log(A + sum_U exp(v)) / C(g, |U|)`` with ``A`` the
-  rest's total, computed exactly for ``g <= 16``.  Larger tied groups (which real data essentially never
-  has) use ``log(A + (|U|/g) sum_G exp(v))`` for each size, the mean-field value of the same average.
+  rest's total, computed exactly for ``g <= 16`` (``2^g`` subsets).  Larger tied groups (which real data
+  essentially never has) use Efron's approximation ``log(A + (|U|/g) sum_G exp(v))`` for each size: exact
+  when the tied teams have equal ratings, and increasingly off as their ratings spread (one tied team 10
+  natural units above sixteen others roughly doubles its step), so the model changes at ``g = 17``.
 """
 
 from __future__ import annotations
@@ -191,7 +193,7 @@ def tied_block(
 
     Returns ``(term, log_coef)``: the group's log-likelihood term and the log of the coefficient ``c``
     such that each rest member ``j`` gets ``d term / d v_j = -c exp(v_j)``.  ``grad[:g]`` receives the
-    members' derivatives.  Exact subset enumeration for ``g <= 16``; mean-field above (module docstring).
+    members' derivatives.  Exact subset enumeration for ``g <= 16``; Efron's approximation above (module docstring).
     """
     term = 0.0
     for i in range(g):
@@ -277,7 +279,8 @@ def plackett_luce_gradient(
 
     ``order`` is ``VICTORY`` or ``ELIMINATION``; non-finishers (``rank = -1``) are censored and ties are
     averaged over their orders, as the module docstring derives.  O(n) for strict orders.  ``fw``
-    (at least ``7 n + 2`` floats) and ``iw`` (``4 n + 3`` ints) are scratch space, so a replay allocates nothing.
+    (at least ``7 n + 2`` floats) and ``iw`` (``4 n + 3`` ints) are scratch space, so a replay of strict
+    orders allocates nothing (tied and censored groups allocate their own small work arrays).
     ``want_ll=False`` skips the logarithms that only the log-likelihood needs (0 is returned).
 
     Notes
@@ -419,6 +422,9 @@ class PlackettLuce(LikelihoodModel):
     scale : float, default 400 / ln 10
         Rating points per natural unit.
     order : {"victory", "elimination"}, default "victory"
+        The default is the victory order: a race is read from the front, as its results are usually reported,
+        and non-finishers then cost nothing to censor.  The note's own version is ``"elimination"``; the two
+        agree for two teams and differ in how much a free-for-all's top and bottom places weigh.
     """
 
     _kind = 1
