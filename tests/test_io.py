@@ -451,3 +451,14 @@ def test_skip_mode_reads_the_conforming_records_and_warns(folder):
     assert matches.ids == [r.get("id") for r in good]
     with pytest.raises(ValueError, match="'errors'"):
         podium.read_matches(path, errors="ignore")
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".jsonl.gz"])
+def test_reading_with_a_progress_bar_reads_the_same(tmp_path, suffix):
+    sim = podium.simulate(50, 20_000, teams=3, seed=2)
+    path = tmp_path / f"h{suffix}"
+    podium.write_matches(sim.matches, path)
+    plain = podium.read_matches(path)
+    shown = podium.read_matches(path, progress=True)
+    assert np.array_equal(plain.team_rank, shown.team_rank) and plain.players == shown.players
+    assert len(shown) == 20_000

@@ -88,7 +88,7 @@ def rate(
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", UserWarning)
-            matches = read_matches(file, errors="skip" if skip_invalid else "raise")
+            matches = read_matches(file, errors="skip" if skip_invalid else "raise", progress=True)
         for warning in caught:
             console.print(f"[yellow]warning:[/yellow] {warning.message}")
     except (MatchError, ValueError) as error:

@@ -41,6 +41,38 @@ def _open_text(path: Path, mode: str) -> IO[str]:
     return open(path, mode, encoding="utf-8", newline="")
 
 
+def _raw_position(handle: IO[str]) -> int:
+    """Bytes of the file on disk read so far (the compressed position for gzip), for progress bars."""
+    buffer = getattr(handle, "buffer", None)
+    raw = getattr(buffer, "fileobj", None) or getattr(buffer, "raw", None)
+    try:
+        return int(raw.tell()) if raw is not None else 0
+    except (OSError, ValueError):
+        return 0
+
+
+class _Progress:
+    """A rich progress bar over the bytes of a file, or nothing."""
+
+    def __init__(self, path: Path, handle: IO[str], enabled: bool) -> None:
+        self.handle = handle
+        self.bar: Any = None
+        if enabled:
+            from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+
+            self.bar = Progress(TextColumn("reading"), BarColumn(), DownloadColumn(), TimeRemainingColumn(), transient=True)
+            self.task = self.bar.add_task("read", total=path.stat().st_size)
+            self.bar.start()
+
+    def update(self) -> None:
+        if self.bar is not None:
+            self.bar.update(self.task, completed=_raw_position(self.handle))
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+
 def _format_of(path: Path) -> str:
     suffixes = [s.lower() for s in path.suffixes if s.lower() != ".gz"]
     last = suffixes[-1] if suffixes else ""
@@ -51,7 +83,7 @@ def _format_of(path: Path) -> str:
     raise ValueError(f"Cannot tell the format of {str(path)!r}: use .jsonl or .csv (optionally .gz).")
 
 
-def read_matches(path: str | os.PathLike[str], *, errors: str = "raise") -> Matches:
+def read_matches(path: str | os.PathLike[str], *, errors: str = "raise", progress: bool = False) -> Matches:
     """Read a match history: JSONL (``.jsonl``, optionally ``.gz``) or the CSV long form (``.csv``).
 
     Parameters
@@ -61,6 +93,8 @@ def read_matches(path: str | os.PathLike[str], *, errors: str = "raise") -> Matc
         ``"raise"``: the first malformed record raises and nothing is returned.  ``"skip"``: malformed
         records are left out, and a ``UserWarning`` says how many and quotes the first reasons (for real
         data with, say, a player listed in two teams of one match).
+    progress : bool, default False
+        Show a progress bar (rich) while reading.
 
     Raises
     ------
@@ -73,10 +107,14 @@ def read_matches(path: str | os.PathLike[str], *, errors: str = "raise") -> Matc
     kind = _format_of(path)
     skipped: list[str] = []
     with _open_text(path, "r") as handle:
-        if kind == "jsonl":
-            matches = _read_jsonl(handle, str(path), skipped if errors == "skip" else None)
-        else:
-            matches = _read_csv(handle, str(path), skipped if errors == "skip" else None)
+        bar = _Progress(path, handle, progress)
+        try:
+            if kind == "jsonl":
+                matches = _read_jsonl(handle, str(path), skipped if errors == "skip" else None, bar)
+            else:
+                matches = _read_csv(handle, str(path), skipped if errors == "skip" else None)
+        finally:
+            bar.close()
     if skipped:
         import warnings
 
@@ -86,9 +124,12 @@ def read_matches(path: str | os.PathLike[str], *, errors: str = "raise") -> Matc
     return matches
 
 
-def _read_jsonl(handle: Iterable[str], name: str, skipped: list[str] | None = None) -> Matches:
+def _read_jsonl(handle: Iterable[str], name: str, skipped: list[str] | None = None,
+                bar: _Progress | None = None) -> Matches:
     builder = _Packer()
     for number, line in enumerate(handle, start=1):
+        if bar is not None and number % 8192 == 0:
+            bar.update()
         try:
             _parse_record(builder, line, number, name)
         except MatchError as error:
