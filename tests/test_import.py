@@ -36,3 +36,31 @@ def test_import_compiles_nothing_and_the_cache_is_reused() -> None:
     # Importing numba dominates (about 0.5 s here); compiling anything at import would take several seconds.
     # The figure itself is measured in benchmarks/replay.py, not here.
     assert probe["import"] < 3.0, probe
+
+
+PLAIN = """
+import json, podium
+from podium import Match, Rating
+match = Match([["a"], ["b"], ["c"], ["d"], ["e"]], ranks=[1, 0, 1, None, None])
+ratings = {"a": Rating(1510.0), "b": Rating(1490.0), "c": Rating(1700.0), "d": Rating(1400.0)}
+out = {}
+for name, model in [("pl", podium.PlackettLuce(order="elimination")), ("pw", podium.PairwiseElo(performance="gaussian"))]:
+    out[name] = {p: r.mu for p, r in model.rate(match, ratings).items()}
+    out[name + "_ll"] = model.log_likelihood(match, ratings)
+print(json.dumps(out))
+"""
+
+
+def test_plain_python_mode_gives_the_compiled_results() -> None:
+    # NUMBA_DISABLE_JIT=1 runs the same kernels as plain Python (for debugging and coverage).
+    import os
+
+    import pytest
+
+    env = dict(os.environ, NUMBA_DISABLE_JIT="1")
+    plain = json.loads(subprocess.run([sys.executable, "-c", PLAIN], check=True, capture_output=True, text=True,
+                                      env=env).stdout.strip().splitlines()[-1])
+    compiled: dict = {}
+    exec(PLAIN.replace("print(json.dumps(out))", ""), compiled)
+    for key, value in compiled["out"].items():
+        assert plain[key] == pytest.approx(value, rel=1e-12)

@@ -90,8 +90,8 @@ def x_over_expm1(x: float) -> float:
     """``x / (exp(x) - 1)``, the derivative of ``log(1 - exp(-e^z))`` with respect to ``z`` at ``x = e^z``."""
     if x < 1e-8:
         return 1.0 - 0.5 * x
-    if x > 745.0:
-        return 0.0
+    if x > 700.0:  # expm1 would overflow (an exception in plain Python); x e^-x is the same to 1e-300
+        return x * math.exp(-x)
     return x / math.expm1(x)
 
 
