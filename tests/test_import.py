@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+
+import pytest
 
 PROBE = """
 import json, time
@@ -53,10 +56,6 @@ print(json.dumps(out))
 
 def test_plain_python_mode_gives_the_compiled_results() -> None:
     # NUMBA_DISABLE_JIT=1 runs the same kernels as plain Python (for debugging and coverage).
-    import os
-
-    import pytest
-
     env = dict(os.environ, NUMBA_DISABLE_JIT="1")
     plain = json.loads(subprocess.run([sys.executable, "-c", PLAIN], check=True, capture_output=True, text=True,
                                       env=env).stdout.strip().splitlines()[-1])
