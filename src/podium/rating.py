@@ -32,6 +32,8 @@ class Rating:
     def __post_init__(self) -> None:
         for name in ("mu", "sigma"):
             value = getattr(self, name)
+            if type(value) is float and math.isfinite(value):  # the common case, without the ABC check
+                continue
             if isinstance(value, bool) or not isinstance(value, numbers.Real):
                 raise TypeError(f"Rating.{name} must be a real number. Got {value!r} instead.")
             if not math.isfinite(value):

@@ -93,7 +93,7 @@ class Model(ABC):
         """A starting rating the model can use: a Rating, with ``sigma = 0`` for models without uncertainty."""
         if not isinstance(rating, Rating):
             raise TypeError(f"'ratings[{name!r}]' must be a podium.Rating. Got {rating!r:.80}.")
-        if self.prior.sigma == 0.0 and rating.sigma != 0.0:
+        if rating.sigma != 0.0 and self.prior.sigma == 0.0:
             raise ValueError(
                 f"'ratings[{name!r}]' has sigma={rating.sigma!r}, but {type(self).__name__} keeps no uncertainty "
                 f"(sigma must be 0); pass Rating({rating.mu!r}) to start from that mean."
@@ -181,10 +181,11 @@ class LikelihoodModel(Model):
         self._positive("k", k)
         self._finite("initial", initial)
         self._positive("scale", scale)
+        self._prior = Rating(float(initial), 0.0)
 
     @property
     def prior(self) -> Rating:
-        return Rating(float(self.initial), 0.0)
+        return self._prior
 
     def _win_spec(self) -> tuple[str, str]:
         """(performance density, choice order) of the multi-team model behind ``win_probabilities``."""
