@@ -13,7 +13,6 @@ import gzip
 import json
 import math
 import tempfile
-from datetime import datetime
 from pathlib import Path
 
 import numpy as np

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-import math
 import time
 import warnings
 from pathlib import Path

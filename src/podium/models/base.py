@@ -15,7 +15,7 @@ piece of math.
 from __future__ import annotations
 
 import math
-from abc import ABC
+from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -64,9 +64,9 @@ class Model(ABC):
         return hash((type(self).__name__, tuple(sorted(self.get_params().items()))))
 
     @property
+    @abstractmethod
     def prior(self) -> Rating:
         """The rating of a player the model has not seen."""
-        raise NotImplementedError
 
     # -- packing -----------------------------------------------------------------------------------
     def _check_team_count(self, n: int) -> None:
@@ -133,14 +133,15 @@ class Model(ABC):
         return p / p.sum()
 
     # -- what each family provides -----------------------------------------------------------------
+    @abstractmethod
     def _replay(self, matches: Matches, slot_index: NDArray[np.int64], state: _State,
                 history: _History | None, loglik: NDArray[np.float64] | None = None) -> None:
         """Rate ``matches`` in order, updating ``state`` in place (``slot_index`` maps the history's
         player indices to rows of ``state``); write each match's log-likelihood into ``loglik``."""
-        raise NotImplementedError
 
+    @abstractmethod
     def _log_win(self, packed: Matches, mu: NDArray[np.float64], sigma: NDArray[np.float64]) -> NDArray[np.float64]:
-        raise NotImplementedError
+        """``log P(team i finishes first)`` for the teams of a one-match ``packed``."""
 
 
 class _State:
