@@ -12,6 +12,7 @@ import numpy as np
 import typer
 from rich.console import Console
 from rich.table import Table
+from scipy.stats import spearmanr
 
 from .io import read_matches, write_matches
 from .league import League
@@ -139,11 +140,6 @@ def simulate_command(
             writer.writerows(sim.skills.items())
 
 
-def _spearman(a: np.ndarray, b: np.ndarray) -> float:
-    ra, rb = np.argsort(np.argsort(a)), np.argsort(np.argsort(b))
-    return float(np.corrcoef(ra, rb)[0, 1])
-
-
 def _season(title: str, sim_matches: Matches, truth: dict[str, float], models: dict[str, Model], show: str) -> None:
     table = Table(title=title)
     for column, justify in (("model", "left"), ("rank correlation with true skill", "right"),
@@ -158,7 +154,7 @@ def _season(title: str, sim_matches: Matches, truth: dict[str, float], models: d
         elapsed = time.perf_counter() - start
         ratings = league.ratings
         names = list(ratings)
-        rho = _spearman(np.array([ratings[p].mu for p in names]), np.array([truth[p] for p in names]))
+        rho = float(spearmanr([ratings[p].mu for p in names], [truth[p] for p in names]).statistic)
         ll = league.log_likelihoods
         table.add_row(name, f"{rho:.3f}", f"{float(np.mean(ll)):.4f}", f"{len(sim_matches) / elapsed:,.0f}")
         if name == show:

@@ -38,6 +38,16 @@ def _family_gradient(kind: int, a: int, b: int, c: int, s: NDArray[np.float64], 
 
 
 @jit
+def _strength(team_start: NDArray[np.int64], t: int, row: NDArray[np.int64], weight: NDArray[np.float64],
+              mu: NDArray[np.float64]) -> float:
+    """Team ``t``'s strength: the partial-play weighted sum ``sum_i w_i mu_i`` of its members."""
+    acc = 0.0
+    for p in range(team_start[t], team_start[t + 1]):
+        acc += weight[p] * mu[row[p]]
+    return acc
+
+
+@jit
 def replay_likelihood(
     kind: int, a: int, b: int, c: int, k: float, scale: float,
     match_start: NDArray[np.int64], team_start: NDArray[np.int64], team_rank: NDArray[np.int64],
@@ -68,10 +78,7 @@ def replay_likelihood(
         t0 = match_start[m]
         n = match_start[m + 1] - t0
         for t in range(n):
-            acc = 0.0
-            for p in range(team_start[t0 + t], team_start[t0 + t + 1]):
-                acc += weight[p] * mu[row[p]]
-            s[t] = acc * inv_scale
+            s[t] = _strength(team_start, t0 + t, row, weight, mu) * inv_scale
         if n == 2:
             # Two teams: every model of the family is one two-team Elo game (Plackett-Luce in either
             # order is logistic Elo, draws and non-finishers included), so call it directly.
@@ -92,13 +99,18 @@ def replay_likelihood(
                 hist_mu[p] = mu[r]
 
 
+@jit
+def _team_strengths(team_start: NDArray[np.int64], row: NDArray[np.int64], weight: NDArray[np.float64],
+                    mu: NDArray[np.float64]) -> NDArray[np.float64]:
+    out = np.empty(len(team_start) - 1)
+    for t in range(len(out)):
+        out[t] = _strength(team_start, t, row, weight, mu)
+    return out
+
+
 def team_strengths(matches: Matches, mu: NDArray[np.float64]) -> NDArray[np.float64]:
     """Partial-play weighted sums of ``mu`` over each team of ``matches`` (player indices into ``mu``)."""
-    contrib = matches.weight * mu[matches.player]
-    sizes = np.diff(matches.team_start)
-    out = np.zeros(len(sizes))
-    np.add.at(out, np.repeat(np.arange(len(sizes)), sizes), contrib)
-    return out
+    return _team_strengths(matches.team_start, matches.player, matches.weight, mu)
 
 
 @dataclass(frozen=True)

@@ -100,9 +100,6 @@ class Model(ABC):
             )
         return rating
 
-    def _teams_match(self, teams: Sequence[Sequence[str]], weights: Sequence[Sequence[float]] | None) -> Match:
-        return Match(teams, weights=weights)
-
     # -- public single-match methods -------------------------------------------------------------
     def rate(self, match: Match, ratings: Mapping[str, Rating]) -> dict[str, Rating]:
         """The ratings of the match's players after it; ``ratings`` (before) is not changed.
@@ -126,8 +123,7 @@ class Model(ABC):
         weights: Sequence[Sequence[float]] | None = None,
     ) -> NDArray[np.float64]:
         """``P(team i finishes first)`` for each team; the entries sum to 1."""
-        match = self._teams_match(teams, weights)
-        packed, mu, sigma = self._pack(match, ratings)
+        packed, mu, sigma = self._pack(Match(teams, weights=weights), ratings)
         log_p = self._log_win(packed, mu, sigma)
         p = np.exp(log_p - np.max(log_p))
         return p / p.sum()
