@@ -39,6 +39,11 @@ class Model(ABC):
             raise ValueError(f"The {name!r} parameter of {type(self).__name__} must be a positive float. Got {value!r} instead.")
         return float(value)
 
+    def _non_negative(self, name: str, value: Any) -> float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+            raise ValueError(f"The {name!r} parameter of {type(self).__name__} must be a non-negative float. Got {value!r} instead.")
+        return float(value)
+
     def _finite(self, name: str, value: Any) -> float:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
             raise ValueError(f"The {name!r} parameter of {type(self).__name__} must be a finite float. Got {value!r} instead.")
