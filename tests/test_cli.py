@@ -72,3 +72,22 @@ def test_unknown_file_extension_is_a_clear_error(tmp_path: Path) -> None:
     result = runner.invoke(app, ["rate", str(history)])
     assert result.exit_code == 1
     assert "Cannot tell the format" in result.output and "Traceback" not in result.output
+
+
+def test_rate_with_trueskill_ranks_by_the_conservative_score(tmp_path: Path) -> None:
+    history = tmp_path / "season.jsonl"
+    result = runner.invoke(app, ["simulate", "--players", "20", "--matches", "300", "--teams", "3", "--seed", "2",
+                                 "--out", str(history)])
+    assert result.exit_code == 0, result.output
+    out = tmp_path / "ratings.csv"
+    result = runner.invoke(app, ["rate", str(history), "--model", "trueskill", "--set", "beta=3.5",
+                                 "--set", "draw_probability=0.05", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "TrueSkill(" in result.output and "beta=3.5" in result.output and "mu - 3 sigma" in result.output
+    with open(out) as handle:
+        rows = list(csv.DictReader(handle))
+    assert len(rows) == 20
+    scores = [float(r["mu"]) - 3 * float(r["sigma"]) for r in rows]
+    assert scores == sorted(scores, reverse=True)
+    result = runner.invoke(app, ["rate", str(history), "--model", "trueskill", "--set", "draw_probability=1.5"])
+    assert result.exit_code != 0 and "draw_probability" in result.output

@@ -21,3 +21,6 @@ def test_readme_library_example_runs(tmp_path: Path, monkeypatch) -> None:
     assert (round(names["new"]["ann"].mu, 2), round(names["new"]["bob"].mu, 2)) == (1221.23, 1478.77)
     # The comment beside it: log(2!/4!) for two finishers and two non-finishers among four new players.
     assert math.isclose(names["pl"].log_likelihood(names["race"], {}), math.log(2 / 24), rel_tol=1e-12)
+    # TrueSkill: the non-finishers (dee, eve) did not gain, the winner did.
+    after = names["after"]
+    assert after["dee"].mu < 25.0 and after["eve"].mu < 25.0 < after["cy"].mu
