@@ -151,6 +151,26 @@ def _shifted(ell: NDArray[np.float64], cum: NDArray[np.float64], lo: float, h: f
 
 
 @jit
+def rank_groups(rank: NDArray[np.int64], order: NDArray[np.int64], starts: NDArray[np.int64]) -> tuple[int, int]:
+    """Group boundaries of the finishers, given ``order`` sorted by rank with non-finishers (-1) last.
+
+    Writes the start of each group of equal rank into ``starts`` (then the number of finishers) and
+    returns ``(groups, finishers)``.
+    """
+    finishers = 0
+    for i in range(len(rank)):
+        if rank[i] >= 0:
+            finishers += 1
+    groups = 0
+    for k in range(finishers):
+        if k == 0 or rank[order[k]] != rank[order[k - 1]]:
+            starts[groups] = k
+            groups += 1
+    starts[groups] = finishers
+    return groups, finishers
+
+
+@jit
 def gaussian_log_order(
     m: NDArray[np.float64], s: NDArray[np.float64], rank: NDArray[np.int64], size: NDArray[np.float64],
     margin: float,
@@ -180,20 +200,10 @@ def gaussian_log_order(
     """
     n = len(m)
     order = np.argsort(np.where(rank < 0, np.iinfo(np.int64).max, rank), kind="mergesort")
-    finishers = 0
-    for i in range(n):
-        if rank[i] >= 0:
-            finishers += 1
+    starts = np.empty(n + 1, dtype=np.int64)
+    groups, finishers = rank_groups(rank, order, starts)
     if finishers == 0:
         return 0.0
-    # group boundaries among the finishers (sorted by rank)
-    starts = np.empty(finishers + 1, dtype=np.int64)
-    groups = 0
-    for k in range(finishers):
-        if k == 0 or rank[order[k]] != rank[order[k - 1]]:
-            starts[groups] = k
-            groups += 1
-    starts[groups] = finishers
     # margins: pairs inside groups, and links between consecutive groups
     link = np.zeros(max(groups - 1, 1))
     reach = 0.0

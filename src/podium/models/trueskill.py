@@ -61,7 +61,7 @@ from numpy.typing import NDArray
 
 from ..match import Match, Matches
 from ..numerics import jit, log_ndtr, log_ndtr_diff, truncate_above, truncate_between
-from ..ordering import gaussian_log_order, gaussian_log_win
+from ..ordering import gaussian_log_order, gaussian_log_win, rank_groups
 from ..rating import Rating
 from .base import Model, _History, _State
 
@@ -171,17 +171,7 @@ def _canonical_order(tm: NDArray[np.float64], tv: NDArray[np.float64], rank: NDA
             order[j + 1] = order[j]
             j -= 1
         order[j + 1] = k
-    finishers = 0
-    for i in range(n):
-        if rank[i] >= 0:
-            finishers += 1
-    groups = 0
-    for k in range(finishers):
-        if k == 0 or rank[order[k]] != rank[order[k - 1]]:
-            starts[groups] = k
-            groups += 1
-    starts[groups] = finishers
-    return groups, finishers
+    return rank_groups(rank, order, starts)
 
 
 @jit
