@@ -13,7 +13,9 @@ density.  This module gives
     ``P(i first) = int phi_i(x) prod_{j != i} Phi_j(x) dx`` by the trapezoid rule in log space on a
     uniform grid with a step of a quarter of the smallest scale.  For a smooth integrand that decays
     on both sides the trapezoid rule on the whole line converges geometrically (its error is of order
-    ``exp(-2 pi^2 s^2 / h^2)``, below 1e-100 here), so the result is exact to rounding;
+    ``exp(-2 pi^2 s^2 / h^2)``, below 1e-100 here), so the result is exact to rounding -- as long as the
+    grid stays under 200,000 nodes; when the range divided by the smallest scale needs more (scales 1e4
+    apart) the step grows and the result is wrong (a known bug, ``tests/test_ordering.py``, for issue 4);
     ``Phi((m_1 - m_2)/sqrt(s_1^2 + s_2^2))`` in closed form for two teams;
 
 * ``log P(observed outcome)`` for Gaussian performances (:func:`gaussian_log_order`), with draws through a
@@ -195,8 +197,11 @@ def gaussian_log_order(
     ``C_k(x) = int_{-inf}^x q_k(z) C_{k+1}(z - eps) dz`` and ``P = C_1(inf)``.  The grid is uniform, 8
     nodes per smallest scale over every team's ``m +- 12 s`` (widened by the margins); each panel is
     integrated by 6-point Gauss-Legendre of the degree-5 interpolant of the log-integrand, which keeps the
-    relative accuracy in the tails: about 1e-9 in ``log P`` (checked against mpmath in the tests).
-    Returns ``-inf`` for a draw when the margin is 0.
+    relative accuracy in the tails: about 1e-9 in ``log P`` for two or three rank groups, growing with
+    their number (2.6e-8 for 8) (checked against mpmath in the tests).  Returns ``-inf`` for a draw when the
+    margin is 0.  Known bugs, kept as strict xfails in ``tests/test_ordering.py`` for issue 4's adaptive
+    grid: scales 1e3 or more apart make the panel subdivision, and so the run time, unbounded; a margin
+    below the rounding unit of the grid coordinates gives NaN.
     """
     n = len(m)
     order = np.argsort(np.where(rank < 0, np.iinfo(np.int64).max, rank), kind="mergesort")

@@ -44,6 +44,16 @@ class Model(ABC):
             raise ValueError(f"The {name!r} parameter of {type(self).__name__} must be a non-negative float. Got {value!r} instead.")
         return float(value)
 
+    def _probability(self, name: str, value: Any) -> float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value < 1.0:
+            raise ValueError(f"The {name!r} parameter of {type(self).__name__} must be a float in [0, 1). Got {value!r} instead.")
+        return float(value)
+
+    def _positive_int(self, name: str, value: Any) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"The {name!r} parameter of {type(self).__name__} must be a positive int. Got {value!r} instead.")
+        return value
+
     def _finite(self, name: str, value: Any) -> float:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
             raise ValueError(f"The {name!r} parameter of {type(self).__name__} must be a finite float. Got {value!r} instead.")
@@ -145,6 +155,13 @@ class Model(ABC):
         """``log P(team i finishes first)`` for the teams of a one-match ``packed``."""
 
 
+def _state_rows(matches: Matches, slot_index: NDArray[np.int64]) -> NDArray[np.int64]:
+    """The state row of each player slot of ``matches``; no gather when ``slot_index`` is the identity."""
+    if len(slot_index) == len(matches.players) and bool(np.all(slot_index == np.arange(len(slot_index)))):
+        return matches.player
+    return slot_index[matches.player]
+
+
 class _State:
     """A population's ratings in arrays (rows = players)."""
 
@@ -198,9 +215,7 @@ class LikelihoodModel(Model):
         from ..league import replay_likelihood  # the engine imports the kernels, which import this module
 
         n_slots, n_matches = len(matches.player), len(matches)
-        # The rows of the history's players: skip the gather when they are the identity.
-        identity = bool(np.all(slot_index == np.arange(len(slot_index))))
-        rows = matches.player if identity else slot_index[matches.player]
+        rows = _state_rows(matches, slot_index)
         hist = history.mu if history is not None else np.empty(n_slots)
         ll = loglik if loglik is not None else np.empty(n_matches)
         want_ll = loglik is not None

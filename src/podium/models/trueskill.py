@@ -28,18 +28,20 @@ players: with the team message ``(pi, tau)`` and the team's prior ``N(m, v)``,
 
 (Gaussian conditioning through the sum and noise factors; written so that nothing cancels).
 
-Which pairs of teams are compared:
+Which pairs of teams are compared (always a tree, so EP behaves as in the paper):
 
-* consecutive rank groups: every team of the better group against every team of the next (for distinct
-  ranks this is the paper's chain of neighbours);
-* a tied group: every pair of its teams gets a draw factor.  The paper's chain of neighbours makes a
-  tie of three or more teams depend on the order they are listed in (the middle team is constrained
-  twice); comparing every pair is symmetric, so permuting the teams of a match, ties included, changes
-  nobody's result and tied players with equal priors get identical updates.  The graph then has loops;
-  EP on it is iterated to convergence like the chain;
-* non-finishers (``rank=None``): each is compared one-sidedly, ``I(d > 0)`` with no draw margin, with each
-  team of the last group of finishers, never with a draw factor and never with each other.  So a
-  non-finisher's mean can only fall and it cannot gain from a match it did not finish.
+* the finishers form the paper's chain of neighbours, sorted by rank: a win factor between consecutive
+  teams of different rank, a draw factor between consecutive tied teams;
+* a tied group of three or more would make the chain depend on the order the teams are listed in (the
+  middle team is constrained twice).  The group is put in a canonical order (by the teams' own prior
+  mean, variance, size) and the update is averaged over the rotations of that order
+  (:func:`tie_rotations`), so permuting the teams of a match, ties included, changes nobody's result and
+  tied players with equal priors get identical updates.  (Comparing every pair of a tied group instead
+  gives a graph with loops on which EP converges to marginals far too precise: each team of a three-way
+  tie ends with variance ~2 where ~29 is right.)
+* non-finishers (``rank=None``): each is compared one-sidedly, ``I(d > 0)`` with no draw margin, with the
+  chain's last finisher, never with a draw factor and never with each other.  So a non-finisher's mean
+  can only fall and it cannot gain from a match it did not finish.
 
 The draw margin of a compared pair with ``n1 + n2`` players is ``eps = Phi^-1((p + 1)/2) sqrt(n1 + n2) beta``
 (section 4.1: ``p = 2 Phi(eps / (sqrt(n1 + n2) beta)) - 1``).
@@ -54,7 +56,6 @@ import math
 import statistics
 import warnings
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -63,7 +64,7 @@ from ..match import Match, Matches
 from ..numerics import jit, log_ndtr, log_ndtr_diff, truncate_above, truncate_between
 from ..ordering import gaussian_log_order, gaussian_log_win, rank_groups
 from ..rating import Rating
-from .base import Model, _History, _State
+from .base import Model, _History, _State, _state_rows
 
 __all__ = ["TrueSkill", "ConvergenceWarning"]
 
@@ -82,6 +83,27 @@ def _truncate(kind: int, mean: float, sd: float, eps: float) -> tuple[float, flo
     if kind == DRAW:
         return truncate_between((-eps - mean) / sd, (eps - mean) / sd)
     return truncate_above((mean - eps) / sd)
+
+
+@jit
+def _tilted_messages(kind: int, eps: float, ma: float, va: float, mb: float, vb: float
+                     ) -> tuple[float, float, float, float]:
+    """Messages ``(pi_a, tau_a, pi_b, tau_b)`` from one comparison of teams ``a`` (better) and ``b``.
+
+    With cavities ``t_a ~ N(ma, va)``, ``t_b ~ N(mb, vb)`` and ``d = t_a - t_b ~ N(ma - mb, v)``, moment
+    matching against the truncation gives ``t_a`` the mean ``ma + va V / sqrt v`` and the variance
+    ``va (1 - va W / v)`` (paper, Table 1).  The message that turns the cavity into that marginal has
+    precision ``W / (vb + va (1 - W))`` and precision-adjusted mean ``ma pi + (V / sqrt v)(1 + va pi)``;
+    written this way nothing cancels, even when ``W -> 1`` in an upset.  ``b`` mirrors it with ``-V``.
+    """
+    v = va + vb
+    sd = math.sqrt(v)
+    shift, var_factor = _truncate(kind, ma - mb, sd, eps)
+    w = 1.0 - var_factor
+    step = shift / sd
+    npa = max(w / (vb + va * var_factor), 0.0)
+    npb = max(w / (va + vb * var_factor), 0.0)
+    return npa, ma * npa + step * (1.0 + va * npa), npb, mb * npb - step * (1.0 + vb * npb)
 
 
 @jit
@@ -104,19 +126,7 @@ def _update_factor(c: int, fa: NDArray[np.int64], fb: NDArray[np.int64], fkind: 
     cpb = prior[0, b] + pi[b] - msg[2, c]
     ctb = prior[1, b] + tau[b] - msg[3, c]
     va, vb = 1.0 / cpa, 1.0 / cpb
-    ma, mb = cta * va, ctb * vb
-    v = va + vb
-    sd = math.sqrt(v)
-    shift, var_factor = _truncate(fkind[c], ma - mb, sd, feps[c])
-    # The tilted marginal of t_a has mean m_a + v_a V / sd and variance v_a (1 - v_a W / v); the message
-    # that turns the cavity into it has precision W / (v_b + v_a (1 - W)) and precision-adjusted mean
-    # m_a pi + (V / sd)(1 + v_a pi).  Written this way nothing cancels, even when W -> 1 in an upset.
-    w = 1.0 - var_factor
-    step = shift / sd
-    npa = max(w / (vb + va * var_factor), 0.0)
-    nta = ma * npa + step * (1.0 + va * npa)
-    npb = max(w / (va + vb * var_factor), 0.0)
-    ntb = mb * npb - step * (1.0 + vb * npb)
+    npa, nta, npb, ntb = _tilted_messages(fkind[c], feps[c], cta * va, va, ctb * vb, vb)
     if step_size < 1.0:
         npa = msg[0, c] + step_size * (npa - msg[0, c])
         nta = msg[1, c] + step_size * (nta - msg[1, c])
@@ -390,19 +400,13 @@ def replay_trueskill(
             if r0 >= 0 or r1 >= 0:
                 win = 0 if (r1 < 0 or (r0 >= 0 and r0 <= r1)) else 1
                 lose = 1 - win
-                v = tv[0] + tv[1]
-                sd = math.sqrt(v)
                 if r0 < 0 or r1 < 0:
                     kind, eps = BELOW, 0.0
                 else:
                     kind = DRAW if r0 == r1 else WIN
                     eps = margin * math.sqrt(size[0] + size[1])
-                shift, var_factor = _truncate(kind, tm[win] - tm[lose], sd, eps)
-                # the messages that turn each team's prior into its tilted marginal (see _update_factor)
-                step = shift / sd
-                for t, sign in ((win, 1.0), (lose, -1.0)):
-                    pi[t] = max((1.0 - var_factor) / (tv[1 - t] + tv[t] * var_factor), 0.0)
-                    tau_msg[t] = tm[t] * pi[t] + sign * step * (1.0 + tv[t] * pi[t])
+                pi[win], tau_msg[win], pi[lose], tau_msg[lose] = _tilted_messages(
+                    kind, eps, tm[win], tv[win], tm[lose], tv[lose])
             _apply_messages(team_start, t0, n, row, weight, var, p0, tm, tv, pi, tau_msg, new_mu, new_var, 1.0)
         else:
             groups, finishers = _canonical_order(tm[:n], tv[:n], rank, size[:n], order, starts)
@@ -487,13 +491,8 @@ class TrueSkill(Model):
         self._non_negative("tau", tau)
         self._non_negative("drift", drift)
         self._positive("tolerance", tolerance)
-        if isinstance(draw_probability, bool) or not isinstance(draw_probability, (int, float)) \
-                or not 0.0 <= draw_probability < 1.0:
-            raise ValueError("The 'draw_probability' parameter of TrueSkill must be a float in [0, 1). "
-                             f"Got {draw_probability!r} instead.")
-        if isinstance(max_iterations, bool) or not isinstance(max_iterations, int) or max_iterations < 1:
-            raise ValueError("The 'max_iterations' parameter of TrueSkill must be a positive int. "
-                             f"Got {max_iterations!r} instead.")
+        self._probability("draw_probability", draw_probability)
+        self._positive_int("max_iterations", max_iterations)
         self._prior = Rating(float(mu), float(sigma))
         # eps / (sqrt(n1 + n2) beta) = Phi^-1((p + 1) / 2)   (paper, section 4.1)
         self._margin = statistics.NormalDist().inv_cdf((draw_probability + 1.0) / 2.0) * float(beta)
@@ -510,8 +509,7 @@ class TrueSkill(Model):
     def _replay(self, matches: Matches, slot_index: NDArray[np.int64], state: _State,
                 history: _History | None, loglik: NDArray[np.float64] | None = None) -> None:
         n_slots, n_matches = len(matches.player), len(matches)
-        identity = len(slot_index) == len(matches.players) and bool(np.all(slot_index == np.arange(len(slot_index))))
-        rows = matches.player if identity else slot_index[matches.player]
+        rows = _state_rows(matches, slot_index)
         hist_mu = history.mu if history is not None else np.empty(n_slots)
         hist_sigma = history.sigma if history is not None else np.empty(n_slots)
         ll = loglik if loglik is not None else np.empty(n_matches)
@@ -592,8 +590,4 @@ class TrueSkill(Model):
         am = a @ m
         return float(math.exp(0.5 * (logdet_noise - logdet_total) - 0.5 * am @ np.linalg.solve(total, am)))
 
-    def _check_rating(self, name: str, rating: Any) -> Rating:
-        if not isinstance(rating, Rating):
-            raise TypeError(f"'ratings[{name!r}]' must be a podium.Rating. Got {rating!r:.80}.")
-        return rating
 
