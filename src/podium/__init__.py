@@ -1,6 +1,6 @@
 """podium: ratings from games with any number of players and teams.
 
-The Elo family (two-team Elo, pairwise Elo, Plackett-Luce) and TrueSkill, a compiled replay engine over columnar
+The Elo family (two-team Elo, pairwise Elo, Plackett-Luce), the Thurstonian multiplayer Elo and TrueSkill, a compiled replay engine over columnar
 match histories, and the tools around them.  ``import podium`` compiles nothing: numba compiles each
 kernel on first use and caches it on disk.
 """
@@ -8,13 +8,13 @@ kernel on first use and caches it on disk.
 from .io import read_matches, write_matches
 from .league import LeaderboardRow, League, Trajectory
 from .match import Match, MatchError, Matches
-from .models import ConvergenceWarning, Elo, Model, PairwiseElo, PlackettLuce, TrueSkill
+from .models import ConvergenceWarning, Elo, Model, PairwiseElo, PlackettLuce, Thurstone, TrueSkill
 from .rating import Rating
 from .simulate import Simulation, simulate
 
 __all__ = [
     "ConvergenceWarning", "Elo", "League", "LeaderboardRow", "Match", "MatchError", "Matches", "Model", "PairwiseElo",
-    "PlackettLuce", "Rating", "Simulation", "Trajectory", "TrueSkill", "read_matches", "simulate", "write_matches",
+    "PlackettLuce", "Rating", "Simulation", "Thurstone", "Trajectory", "TrueSkill", "read_matches", "simulate", "write_matches",
 ]
 
 __version__ = "0.1.0"

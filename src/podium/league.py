@@ -16,7 +16,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .match import Match, MatchError, Matches
-from .models.base import Model, _History, _State
+from .models.base import Model, _History, _State, team_strength
 from .models.elo import GRADIENT, LOGISTIC, pair_outcome, pair_score, pairwise_gradient
 from .models.plackett_luce import plackett_luce_gradient
 from .numerics import jit
@@ -35,16 +35,6 @@ def _family_gradient(kind: int, a: int, b: int, c: int, s: NDArray[np.float64], 
     if kind == PAIRWISE:
         return pairwise_gradient(s, rank, n, a, b, c, grad, fw, want_ll)
     return plackett_luce_gradient(s, rank, n, a, grad, fw, iw, want_ll)
-
-
-@jit
-def _strength(team_start: NDArray[np.int64], t: int, row: NDArray[np.int64], weight: NDArray[np.float64],
-              mu: NDArray[np.float64]) -> float:
-    """Team ``t``'s strength: the partial-play weighted sum ``sum_i w_i mu_i`` of its members."""
-    acc = 0.0
-    for p in range(team_start[t], team_start[t + 1]):
-        acc += weight[p] * mu[row[p]]
-    return acc
 
 
 @jit
@@ -78,7 +68,7 @@ def replay_likelihood(
         t0 = match_start[m]
         n = match_start[m + 1] - t0
         for t in range(n):
-            s[t] = _strength(team_start, t0 + t, row, weight, mu) * inv_scale
+            s[t] = team_strength(team_start, t0 + t, row, weight, mu) * inv_scale
         if n == 2:
             # Two teams: every model of the family is one two-team Elo game (Plackett-Luce in either
             # order is logistic Elo, draws and non-finishers included), so call it directly.
@@ -104,7 +94,7 @@ def _team_strengths(team_start: NDArray[np.int64], row: NDArray[np.int64], weigh
                     mu: NDArray[np.float64]) -> NDArray[np.float64]:
     out = np.empty(len(team_start) - 1)
     for t in range(len(out)):
-        out[t] = _strength(team_start, t, row, weight, mu)
+        out[t] = team_strength(team_start, t, row, weight, mu)
     return out
 
 

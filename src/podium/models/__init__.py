@@ -3,14 +3,16 @@
 from .base import LikelihoodModel, Model
 from .elo import Elo, PairwiseElo
 from .plackett_luce import PlackettLuce
+from .thurstone import Thurstone
 from .trueskill import ConvergenceWarning, TrueSkill
 
-__all__ = ["Model", "LikelihoodModel", "Elo", "PairwiseElo", "PlackettLuce", "TrueSkill", "ConvergenceWarning", "MODELS"]
+__all__ = ["Model", "LikelihoodModel", "Elo", "PairwiseElo", "PlackettLuce", "Thurstone", "TrueSkill", "ConvergenceWarning", "MODELS"]
 
 #: Command-line names of the models.
 MODELS: dict[str, type[Model]] = {
     "elo": Elo,
     "pairwise-elo": PairwiseElo,
     "plackett-luce": PlackettLuce,
+    "thurstone": Thurstone,
     "trueskill": TrueSkill,
 }

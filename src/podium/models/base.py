@@ -23,6 +23,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..match import Match, MatchError, Matches
+from ..numerics import jit
 from ..rating import Rating
 
 __all__ = ["Model", "LikelihoodModel"]
@@ -143,6 +144,23 @@ class Model(ABC):
         p = np.exp(log_p - np.max(log_p))
         return p / p.sum()
 
+    def rank_probabilities(
+        self, teams: Sequence[Sequence[str]], ratings: Mapping[str, Rating],
+        weights: Sequence[Sequence[float]] | None = None,
+    ) -> NDArray[np.float64]:
+        """``P[i, k]``: the probability that team ``i`` finishes in place ``k`` (0 is first).
+
+        Rows and columns sum to 1.  Computed from the model's predictive performances by
+        :func:`podium.ordering.rank_probabilities`; column 0 is :meth:`win_probabilities`.
+        """
+        from ..ordering import rank_probabilities
+
+        packed, mu, sigma = self._pack(Match(teams, weights=weights), ratings)
+        loc, scale, density, shape = self._predictive(packed, mu, sigma)
+        if density == "gumbel-elimination":  # the places of -X, whose noise is a maximum-type Gumbel
+            return rank_probabilities(-loc, scale, density="gumbel")[:, ::-1].copy()
+        return rank_probabilities(loc, scale, density=density, shape=shape)
+
     # -- what each family provides -----------------------------------------------------------------
     @abstractmethod
     def _replay(self, matches: Matches, slot_index: NDArray[np.int64], state: _State,
@@ -151,8 +169,23 @@ class Model(ABC):
         player indices to rows of ``state``); write each match's log-likelihood into ``loglik``."""
 
     @abstractmethod
+    def _predictive(self, packed: Matches, mu: NDArray[np.float64], sigma: NDArray[np.float64]
+                    ) -> tuple[NDArray[np.float64], NDArray[np.float64], str, float]:
+        """``(locations, scales, density, shape)`` of the teams' independent predictive performances."""
+
+    @abstractmethod
     def _log_win(self, packed: Matches, mu: NDArray[np.float64], sigma: NDArray[np.float64]) -> NDArray[np.float64]:
         """``log P(team i finishes first)`` for the teams of a one-match ``packed``."""
+
+
+@jit
+def team_strength(team_start: NDArray[np.int64], t: int, row: NDArray[np.int64], weight: NDArray[np.float64],
+                  mu: NDArray[np.float64]) -> float:
+    """Team ``t``'s strength: the partial-play weighted sum ``sum_i w_i mu_i`` of its members."""
+    acc = 0.0
+    for p in range(team_start[t], team_start[t + 1]):
+        acc += weight[p] * mu[row[p]]
+    return acc
 
 
 def _state_rows(matches: Matches, slot_index: NDArray[np.int64]) -> NDArray[np.int64]:
@@ -227,6 +260,16 @@ class LikelihoodModel(Model):
         )
         if history is not None:
             history.sigma[:] = 0.0
+
+    def _predictive(self, packed: Matches, mu: NDArray[np.float64], sigma: NDArray[np.float64]
+                    ) -> tuple[NDArray[np.float64], NDArray[np.float64], str, float]:
+        from ..league import team_strengths
+
+        s = team_strengths(packed, mu) / self.scale
+        density, order = self._win_spec()
+        if density == "gumbel" and order == "elimination":
+            density = "gumbel-elimination"
+        return s, np.ones(len(s)), density, 0.0
 
     def _log_win(self, packed: Matches, mu: NDArray[np.float64], sigma: NDArray[np.float64]) -> NDArray[np.float64]:
         from ..league import team_strengths

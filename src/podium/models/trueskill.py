@@ -62,7 +62,7 @@ from numpy.typing import NDArray
 
 from ..match import Match, Matches
 from ..numerics import jit, log_ndtr, log_ndtr_diff, truncate_above, truncate_between
-from ..ordering import gaussian_log_order, gaussian_log_win, rank_groups
+from ..ordering import GAUSSIAN, log_outcome, log_win, rank_groups
 from ..rating import Rating
 from .base import Model, _History, _State, _state_rows
 
@@ -288,7 +288,13 @@ def _log_outcome(tm: NDArray[np.float64], tv: NDArray[np.float64], rank: NDArray
         if r0 == r1:
             return log_ndtr_diff(e - d, -e - d)
         return log_ndtr(d - e if r0 < r1 else -d - e)
-    return gaussian_log_order(tm, np.sqrt(tv), rank, size, margin)
+    if margin == 0.0:  # without a margin a draw has probability 0 in TrueSkill's model
+        for i in range(n):
+            for j in range(i + 1, n):
+                if rank[i] >= 0 and rank[i] == rank[j]:
+                    return -np.inf
+    grad = np.empty(0)
+    return log_outcome(tm, np.sqrt(tv), GAUSSIAN, 0.0, rank, size, margin, False, grad, grad, 1.0)
 
 
 @jit
@@ -533,10 +539,19 @@ class TrueSkill(Model):
                      float(self.beta) ** 2, tm, tv, size)
         return tm, tv, size
 
+    def _predictive(self, packed: Matches, mu: NDArray[np.float64], sigma: NDArray[np.float64]
+                    ) -> tuple[NDArray[np.float64], NDArray[np.float64], str, float]:
+        tm, tv, _ = self._team_predictive(packed, mu, sigma)
+        return tm, np.sqrt(tv), "gaussian", 0.0
+
     def _log_win(self, packed: Matches, mu: NDArray[np.float64], sigma: NDArray[np.float64]) -> NDArray[np.float64]:
         tm, tv, _ = self._team_predictive(packed, mu, sigma)
         out = np.empty(len(tm))
-        gaussian_log_win(tm, np.sqrt(tv), out)
+        if len(tm) == 2:
+            d = (tm[0] - tm[1]) / math.sqrt(tv[0] + tv[1])
+            out[0], out[1] = log_ndtr(d), log_ndtr(-d)
+        else:
+            log_win(tm, np.sqrt(tv), GAUSSIAN, 0.0, out, 1.0)
         return out
 
     # -- predictions -------------------------------------------------------------------------------------
@@ -548,7 +563,7 @@ class TrueSkill(Model):
         probability of the chain ``X_1 - X_2 > eps_12 > ...``; non-finishers are below the last
         finishers in any order; a tied group is the event that all its members lie within the margin
         below its best member (exact, ``|X_a - X_b| <= eps``, for two teams).  See
-        :func:`podium.ordering.gaussian_log_order`.
+        :func:`podium.ordering.log_outcome`.
         """
         packed, mu, sigma = self._pack(match, ratings)
         tm, tv, size = self._team_predictive(packed, mu, sigma)
