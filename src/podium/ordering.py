@@ -544,7 +544,8 @@ def log_outcome(
                 big_b = max(big_b, size[order[k]])
             link[g] = margin * math.sqrt(big_a + big_b)
         return order_log_prob(loc, scale, kind, shape, starts[:groups + 1].copy(), order[:finishers].copy(),
-                              groups, link, margin, size, dnf, n_dnf, False, grad_loc, grad_scale, precision)
+                              groups, link, margin, size, dnf, n_dnf, want_grad and groups == finishers,
+                              grad_loc, grad_scale, precision)
     # no margin: stages of one competitor; drawn groups averaged over their orders
     stage_start = np.arange(finishers + 1)
     link = np.zeros(max(finishers, 1))
