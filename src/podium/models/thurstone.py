@@ -27,12 +27,16 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..match import Matches
-from ..numerics import inv_mills, jit, log_ndtr
+from ..numerics import jit
 from ..rating import Rating
 from ..ordering import DENSITIES, GAUSSIAN, density_code, log_outcome
+from .elo import GAUSSIAN as ELO_GAUSSIAN
+from .elo import GRADIENT, pair_outcome, pair_score
 from .base import Model, _History, _State, _state_rows, team_strength
 
 __all__ = ["Thurstone"]
+
+_SQRT2 = math.sqrt(2.0)
 
 
 @jit
@@ -48,6 +52,19 @@ def _k_at(r: float, kx: NDArray[np.float64], ky: NDArray[np.float64]) -> float:
         j += 1
     t = (r - kx[j]) / (kx[j + 1] - kx[j])
     return ky[j] + t * (ky[j + 1] - ky[j])
+
+
+@jit
+def _team_performances(team_start: NDArray[np.int64], t0: int, n: int, row: NDArray[np.int64],
+                weight: NDArray[np.float64], mu: NDArray[np.float64], inv_scale: float,
+                loc: NDArray[np.float64], sc: NDArray[np.float64]) -> None:
+    """Teams ``t0 .. t0 + n``: performance location ``sum w r / scale`` and scale ``sqrt(sum w^2)``."""
+    for t in range(n):
+        loc[t] = team_strength(team_start, t0 + t, row, weight, mu) * inv_scale
+        v = 0.0
+        for p in range(team_start[t0 + t], team_start[t0 + t + 1]):
+            v += weight[p] * weight[p]
+        sc[t] = math.sqrt(v)
 
 
 @jit
@@ -72,30 +89,19 @@ def replay_thurstone(
         t0 = match_start[m]
         n = match_start[m + 1] - t0
         rank = team_rank[t0:t0 + n]
-        for t in range(n):
-            loc[t] = team_strength(team_start, t0 + t, row, weight, mu) * inv
-            v = 0.0
-            for p in range(team_start[t0 + t], team_start[t0 + t + 1]):
-                v += weight[p] * weight[p]
-            sc[t] = math.sqrt(v)
-            gl[t] = 0.0
-            gs[t] = 0.0
+        _team_performances(team_start, t0, n, row, weight, mu, inv, loc, sc)
+        gl[:n] = 0.0
+        gs[:n] = 0.0
         if n == 2 and kind == GAUSSIAN:
-            # two teams in closed form: P(team 0 ahead) = Phi(z), z = (m_0 - m_1) / sqrt(s_0^2 + s_1^2)
-            sd = math.sqrt(sc[0] * sc[0] + sc[1] * sc[1])
-            z = (loc[0] - loc[1]) / sd
-            r0, r1 = rank[0], rank[1]
-            if r0 < 0 and r1 < 0:
-                loglik[m] = 0.0
-            elif r0 == r1:  # a draw: half a win and half a loss
-                loglik[m] = 0.5 * (log_ndtr(z) + log_ndtr(-z))
-                gl[0] = 0.5 * (inv_mills(z) - inv_mills(-z)) / sd
-            elif r1 < 0 or (0 <= r0 < r1):
-                loglik[m] = log_ndtr(z)
-                gl[0] = inv_mills(z) / sd
+            # Two teams: the Gaussian Elo game (its formula in elo.py has unit scales, sqrt 2 together),
+            # rescaled to these teams' scales: z = (m_0 - m_1) / sqrt(s_0^2 + s_1^2).
+            score = pair_score(rank[0], rank[1])
+            if score < 0.0:
+                loglik[m], gl[0] = 0.0, 0.0
             else:
-                loglik[m] = log_ndtr(-z)
-                gl[0] = -inv_mills(-z) / sd
+                unit = _SQRT2 / math.sqrt(sc[0] * sc[0] + sc[1] * sc[1])
+                loglik[m], g = pair_outcome((loc[0] - loc[1]) * unit, score, ELO_GAUSSIAN, GRADIENT, True)
+                gl[0] = g * unit
             gl[1] = -gl[0]
         else:
             loglik[m] = log_outcome(loc[:n], sc[:n], kind, shape, rank, size[:n], 0.0, True, gl, gs, precision)
@@ -200,11 +206,10 @@ class Thurstone(Model):
 
     def _team_noise(self, packed: Matches, mu: NDArray[np.float64], sigma: NDArray[np.float64]
                     ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        from ..league import team_strengths
-
-        loc = team_strengths(packed, mu) / self.scale
-        w2 = np.add.reduceat(packed.weight ** 2, packed.team_start[:-1])
-        return loc, np.sqrt(w2)
+        n = len(packed.team_rank)
+        loc, sc = np.empty(n), np.empty(n)
+        _team_performances(packed.team_start, 0, n, packed.player, packed.weight, mu, 1.0 / self.scale, loc, sc)
+        return loc, sc
 
     def _predictive(self, packed: Matches, mu: NDArray[np.float64], sigma: NDArray[np.float64]
                     ) -> tuple[NDArray[np.float64], NDArray[np.float64], str, float]:

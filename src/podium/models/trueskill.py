@@ -62,7 +62,7 @@ from numpy.typing import NDArray
 
 from ..match import Match, Matches
 from ..numerics import jit, log_ndtr, log_ndtr_diff, truncate_above, truncate_between
-from ..ordering import GAUSSIAN, log_outcome, log_win, rank_groups
+from ..ordering import GAUSSIAN, log_outcome, log_win_probabilities, rank_groups
 from ..rating import Rating
 from .base import Model, _History, _State, _state_rows
 
@@ -546,13 +546,7 @@ class TrueSkill(Model):
 
     def _log_win(self, packed: Matches, mu: NDArray[np.float64], sigma: NDArray[np.float64]) -> NDArray[np.float64]:
         tm, tv, _ = self._team_predictive(packed, mu, sigma)
-        out = np.empty(len(tm))
-        if len(tm) == 2:
-            d = (tm[0] - tm[1]) / math.sqrt(tv[0] + tv[1])
-            out[0], out[1] = log_ndtr(d), log_ndtr(-d)
-        else:
-            log_win(tm, np.sqrt(tv), GAUSSIAN, 0.0, out, 1.0)
-        return out
+        return log_win_probabilities(tm, scale=np.sqrt(tv))
 
     # -- predictions -------------------------------------------------------------------------------------
     def log_likelihood(self, match: Match, ratings: Mapping[str, Rating]) -> float:
