@@ -5,6 +5,8 @@ match histories, and the tools around them.  ``import podium`` compiles nothing:
 kernel on first use and caches it on disk.
 """
 
+from .evaluate import Report, evaluate
+from .fit import FitResult, fit
 from .io import read_matches, write_matches
 from .league import LeaderboardRow, League, Trajectory
 from .match import Match, MatchError, Matches
@@ -13,8 +15,8 @@ from .rating import Rating
 from .simulate import Simulation, simulate
 
 __all__ = [
-    "ConvergenceWarning", "Elo", "League", "LeaderboardRow", "Match", "MatchError", "Matches", "Model", "PairwiseElo",
-    "PlackettLuce", "Rating", "Simulation", "Thurstone", "Trajectory", "TrueSkill", "read_matches", "simulate", "write_matches",
+    "ConvergenceWarning", "Elo", "FitResult", "League", "LeaderboardRow", "Match", "MatchError", "Matches", "Model", "PairwiseElo",
+    "PlackettLuce", "Rating", "Report", "Simulation", "Thurstone", "Trajectory", "TrueSkill", "evaluate", "fit", "read_matches", "simulate", "write_matches",
 ]
 
 __version__ = "0.1.0"

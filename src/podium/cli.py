@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import csv
+import json
+import sys
 import time
 import warnings
 from pathlib import Path
@@ -21,7 +23,8 @@ from .models import MODELS, Model
 from .simulate import simulate
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Ratings from games with any number of players and teams.")
-console = Console()
+# Outside a terminal (pipes, CI logs) rich would wrap tables at 80 columns; the evaluation tables need more.
+console = Console(width=None if sys.stdout.isatty() else 120, soft_wrap=True)
 
 
 def _parse_value(text: str) -> Any:
@@ -73,6 +76,35 @@ def _leaderboard_table(league: League, top: int, k: float, title: str, truth: di
     return table
 
 
+def _load(file: Path, skip_invalid: bool, at_least: int = 0) -> Matches:
+    """Read a history, showing progress and warnings; exit with a message on bad input."""
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", UserWarning)
+            matches = read_matches(file, errors="skip" if skip_invalid else "raise", progress=True)
+        for warning in caught:
+            console.print(f"[yellow]warning:[/yellow] {warning.message}")
+    except (MatchError, ValueError) as error:
+        console.print(f"[red]error:[/red] {error}")
+        if isinstance(error, MatchError):
+            console.print("(--skip-invalid leaves malformed records out and uses the rest)")
+        raise typer.Exit(1) from None
+    if len(matches) < at_least:
+        console.print(f"[red]error:[/red] {file} holds {len(matches)} match(es); at least {at_least} are needed.")
+        raise typer.Exit(1)
+    return matches
+
+
+def parse_model_spec(spec: str) -> tuple[str, Model]:
+    """``name`` or ``name:param=value,param=value`` -> (the spec as a label, the model)."""
+    name, _, settings = spec.partition(":")
+    items = [item for item in settings.split(",") if item.strip()] if settings else []
+    try:
+        return spec, make_model(name.strip(), items)
+    except typer.BadParameter as error:
+        raise typer.BadParameter(f"{spec!r}: {error.message}", param_hint="--model") from None
+
+
 @app.command()
 def rate(
     file: Annotated[Path, typer.Argument(help="Match history: .jsonl[.gz] or .csv[.gz].", exists=True, dir_okay=False)],
@@ -85,17 +117,7 @@ def rate(
 ) -> None:
     """Rate a match history and show the leaderboard."""
     rating_model = make_model(model, set_)
-    try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", UserWarning)
-            matches = read_matches(file, errors="skip" if skip_invalid else "raise", progress=True)
-        for warning in caught:
-            console.print(f"[yellow]warning:[/yellow] {warning.message}")
-    except (MatchError, ValueError) as error:
-        console.print(f"[red]error:[/red] {error}")
-        if isinstance(error, MatchError):
-            console.print("(--skip-invalid leaves malformed records out and rates the rest)")
-        raise typer.Exit(1) from None
+    matches = _load(file, skip_invalid)
     league = League(rating_model, keep_history=False)
     start = time.perf_counter()
     try:
@@ -191,6 +213,125 @@ def demo(
     console.print("Rank correlation: Spearman's rho between final ratings and true skills (1 = perfect).\n"
                   "Mean log-likelihood: each match predicted from the ratings before it (PairwiseElo: the pairwise "
                   "composite likelihood).")
+
+
+def _default_models(matches: Matches) -> list[str]:
+    names = [n for n in MODELS if n != "elo"] if int(matches.n_teams.max()) > 2 else list(MODELS)
+    return names
+
+
+@app.command("evaluate")
+def evaluate_command(
+    file: Annotated[Path, typer.Argument(help="Match history: .jsonl[.gz] or .csv[.gz].", exists=True, dir_okay=False)],
+    model: Annotated[list[str] | None, typer.Option(
+        "--model", "-m", help="A model, NAME or NAME:param=value,... (repeatable; default: every model that fits the data).")] = None,
+    fit_: Annotated[bool, typer.Option("--fit", help="Also fit each model on the first --split of the history; "
+                                                     "then everything is scored on the rest.")] = False,
+    split: Annotated[float, typer.Option(help="Training fraction for --fit.")] = 0.7,
+    min_games: Annotated[int, typer.Option("--min-games", help="Score only matches whose players all had this many earlier matches.")] = 0,
+    challenge: Annotated[float, typer.Option(help="Fraction of tightest matches for the challenged comparison.")] = 0.2,
+    json_: Annotated[bool, typer.Option("--json", help="Print the report as JSON instead of tables.")] = False,
+    plot: Annotated[Path | None, typer.Option("--plot", help="Write a figure (comparison, calibration, trajectories) to this file.")] = None,
+    skip_invalid: Annotated[bool, typer.Option("--skip-invalid", help="Leave out malformed records (with a warning).")] = False,
+) -> None:
+    """Predict every match from the ratings before it and compare models (TrueSkill paper, section 5)."""
+    from .evaluate import evaluate
+    from .fit import fit
+
+    specs = model or []
+    matches = _load(file, skip_invalid, at_least=2)
+    models = dict(parse_model_spec(spec) for spec in (specs or _default_models(matches)))
+    if min_games < 0:
+        raise typer.BadParameter(f"must be >= 0, got {min_games}", param_hint="--min-games")
+    start = 0
+    fitted: dict[str, dict[str, float]] = {}
+    try:
+        if fit_:
+            if not 0.0 < split < 1.0:
+                raise typer.BadParameter(f"must be in (0, 1), got {split}", param_hint="--split")
+            for label, m in list(models.items()):
+                if not type(m)._fit_space:
+                    continue
+                with console.status(f"fitting {label}"):
+                    result = fit(m, matches, split=split, min_games=min_games)
+                models[f"{label} (fitted)"] = result.model
+                fitted[label] = result.params
+                start = result.split
+        with console.status("evaluating"):
+            report = evaluate(matches, models, min_games=min_games, challenge=challenge, start=start)
+    except (MatchError, ValueError) as error:
+        console.print(f"[red]error:[/red] {error}")
+        raise typer.Exit(1) from None
+    if json_:
+        data = report.to_dict()
+        data["fitted"] = fitted
+        typer.echo(json.dumps(data, indent=2))
+    else:
+        where = (f"held-out part: matches {start + 1:,}-{len(matches):,} of {len(matches):,} (fitted on the first "
+                 f"{start:,})" if start else f"all {len(matches):,} matches")
+        console.print(report.table(title=f"{file.name}: {where}"))
+        if len(models) > 1:
+            console.print(report.challenged_table())
+        for label, params in fitted.items():
+            console.print(f"{label} fitted: " + ", ".join(f"{k}={v:.4g}" for k, v in params.items()))
+    if plot is not None:
+        _evaluation_figure(report, matches, models, plot)
+        if not json_:
+            console.print(f"figure written to {plot}")
+
+
+def _evaluation_figure(report: Any, matches: Matches, models: dict[str, Model], path: Path) -> None:
+    from matplotlib.figure import Figure
+
+    from . import plot as plots
+
+    fig = Figure(figsize=(16, 4.8), layout="constrained")
+    ax1, ax2, ax3 = fig.subplots(1, 3, width_ratios=[1.2, 1, 1.4])
+    plots.comparison(report, "pair_log_loss", ax=ax1)
+    ax1.set_title("pair log loss")
+    plots.calibration(report, ax=ax2)
+    name, first = next(iter(models.items()))
+    league = League(first)
+    league.record_many(matches)
+    plots.trajectories(league, ax=ax3, top=5)
+    ax3.set_title(f"{name}: top 5 trajectories")
+    fig.savefig(path, dpi=110)
+
+
+@app.command("fit")
+def fit_command(
+    file: Annotated[Path, typer.Argument(help="Match history: .jsonl[.gz] or .csv[.gz].", exists=True, dir_okay=False)],
+    model: Annotated[str, typer.Option("--model", "-m", help="NAME or NAME:param=value,... (the fixed settings).")] = "trueskill",
+    param: Annotated[list[str] | None, typer.Option("--param", "-p", help="A hyperparameter to fit (repeatable; default: the model's usual ones).")] = None,
+    metric: Annotated[str, typer.Option(help="pair_log_loss, pair_error or log_likelihood.")] = "pair_log_loss",
+    split: Annotated[float, typer.Option(help="Fraction of the history, in time order, to fit on.")] = 0.7,
+    min_games: Annotated[int, typer.Option("--min-games", help="Score only matches whose players all had this many earlier matches.")] = 0,
+    skip_invalid: Annotated[bool, typer.Option("--skip-invalid", help="Leave out malformed records (with a warning).")] = False,
+) -> None:
+    """Fit a model's hyperparameters on the first part of a history and score it on the rest."""
+    from .evaluate import evaluate
+    from .fit import fit
+
+    label, base = parse_model_spec(model)
+    matches = _load(file, skip_invalid, at_least=2)
+    try:
+        with console.status(f"fitting {label} on the first {split:.0%} of {len(matches):,} matches"):
+            result = fit(base, matches, params=param, metric=metric, split=split, min_games=min_games)
+            before = evaluate(matches, {"given": base}, min_games=min_games, start=result.split)
+    except (MatchError, ValueError) as error:
+        console.print(f"[red]error:[/red] {error}")
+        raise typer.Exit(1) from None
+    table = Table(title=f"{type(base).__name__} fitted on matches 1-{result.split:,}, scored on "
+                        f"{result.split + 1:,}-{len(matches):,}")
+    table.add_column("parameter")
+    table.add_column("given", justify="right")
+    table.add_column("fitted", justify="right")
+    for name, value in result.params.items():
+        table.add_row(name, f"{float(getattr(base, name)):.6g}", f"{value:.6g}")
+    table.add_row(f"held-out {metric}", f"{before['given'][metric]:.5f}", f"[bold]{result.score:.5f}[/bold]")
+    table.add_row(f"training {metric}", "", f"{result.train_score:.5f}")
+    console.print(table)
+    console.print(f"{result.evaluations} replays of the training part, {result.seconds:.1f} s")
 
 
 def main() -> None:  # pragma: no cover

@@ -665,6 +665,29 @@ def log_win(loc: NDArray[np.float64], scale: NDArray[np.float64], kind: int, sha
 
 
 
+@jit
+def log_win_pair(kind: int, shape: float, la: float, sa: float, lb: float, sb: float) -> tuple[float, float]:
+    """``(log P(X_a > X_b), log P(X_b > X_a))`` for two independent performances ``X = l + s e``.
+
+    Closed forms where they exist: Gaussian ``log Phi(+-(l_a - l_b) / sqrt(s_a^2 + s_b^2))``; Gumbel with equal
+    scales the logistic ``-log(1 + exp(-+(l_a - l_b) / s))`` (the difference of two Gumbels, McFadden 1974);
+    otherwise :func:`log_win` on the grid.  Equal locations and scales give two equal values exactly.
+    """
+    if kind == GAUSSIAN:
+        d = (la - lb) / math.sqrt(sa * sa + sb * sb)
+        return log_ndtr(d), log_ndtr(-d)
+    if kind == GUMBEL and sa == sb:
+        z = (la - lb) / sa
+        if z >= 0.0:
+            return -math.log1p(math.exp(-z)), -z - math.log1p(math.exp(-z))
+        return z - math.log1p(math.exp(z)), -math.log1p(math.exp(z))
+    loc = np.array([la, lb])
+    scale = np.array([sa, sb])
+    out = np.empty(2)
+    log_win(loc, scale, kind, shape, out, 1.0)
+    return out[0], out[1]
+
+
 # -- the public, validating layer -------------------------------------------------------------------------------
 def density_code(density: str, shape: float = 0.0) -> int:
     """The kernel code of a density name; raises ``ValueError`` naming the choices."""
@@ -779,9 +802,8 @@ def log_win_probabilities(s: NDArray[np.float64], *, density: str = "gaussian", 
         plackett_luce_log_win(loc, len(loc), VICTORY if order == "victory" else ELIMINATION, out)
         return out
     sd = np.ones(len(loc)) if scale is None else np.ascontiguousarray(scale, dtype=np.float64)
-    if len(loc) == 2 and kind == GAUSSIAN:
-        d = (loc[0] - loc[1]) / math.sqrt(sd[0] ** 2 + sd[1] ** 2)
-        out[0], out[1] = log_ndtr(d), log_ndtr(-d)
+    if len(loc) == 2:
+        out[0], out[1] = log_win_pair(kind, float(shape), loc[0], sd[0], loc[1], sd[1])
         return out
     log_win(loc, sd, kind, float(shape), out, 1.0)
     return out

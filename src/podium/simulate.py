@@ -69,6 +69,7 @@ def simulate(
     team_size: int = 1,
     draw_probability: float = 0.0,
     skill_sd: float = 1.0,
+    skill_drift: float = 0.0,
     seed: int | None = None,
 ) -> Simulation:
     """Simulate a season: random line-ups, Gaussian performances around true skills.
@@ -92,6 +93,9 @@ def simulate(
         Probability that two equal teams draw.
     skill_sd : float
         Spread of the true skills, in units of one player's performance noise.
+    skill_drift : float
+        Dynamics: before each of a player's matches their skill moves by ``N(0, skill_drift**2)`` (TrueSkill's
+        ``tau`` in these units).  :attr:`Simulation.skills` then holds the skills after the last match.
     seed : int, optional
         Seed for ``numpy.random.default_rng``.
     """
@@ -112,10 +116,29 @@ def simulate(
         raise ValueError(f"'draw_probability' must be in [0, 1). Got {draw_probability!r}.")
     if not (isinstance(skill_sd, (int, float)) and skill_sd >= 0 and math.isfinite(skill_sd)):
         raise ValueError(f"'skill_sd' must be a finite number >= 0. Got {skill_sd!r}.")
+    if not (isinstance(skill_drift, (int, float)) and skill_drift >= 0 and math.isfinite(skill_drift)):
+        raise ValueError(f"'skill_drift' must be a finite number >= 0. Got {skill_drift!r}.")
     rng = np.random.default_rng(seed)
     skill = rng.normal(0.0, skill_sd, size=len(names))
     lineup = _lineups(rng, len(names), matches, k)                     # (M, teams * team_size)
-    perf = skill[lineup] + rng.normal(size=lineup.shape)
+    if skill_drift > 0:
+        # Each player's skill at a slot is its start plus the running sum of its own steps so far.
+        flat = lineup.reshape(-1)
+        by_player = np.argsort(flat, kind="stable")
+        steps = rng.normal(0.0, skill_drift, size=len(flat))[by_player]
+        total = np.cumsum(steps)
+        first = np.r_[True, flat[by_player][1:] != flat[by_player][:-1]]
+        before_group = np.where(first, total - steps, 0.0)
+        group_start = np.maximum.accumulate(np.where(first, np.arange(len(flat)), 0))
+        walked = total - before_group[group_start]
+        at_slot = np.empty(len(flat))
+        at_slot[by_player] = skill[flat[by_player]] + walked
+        perf = at_slot.reshape(lineup.shape) + rng.normal(size=lineup.shape)
+        skill = skill.copy()
+        last = np.r_[first[1:], True]
+        skill[flat[by_player][last]] = at_slot[by_player][last]
+    else:
+        perf = skill[lineup] + rng.normal(size=lineup.shape)
     team_perf = perf.reshape(matches, teams, team_size).sum(axis=2)    # (M, teams)
     order = np.argsort(-team_perf, axis=1, kind="stable")
     ranked = np.take_along_axis(team_perf, order, axis=1)

@@ -33,6 +33,14 @@ class Model(ABC):
     """Base of every podium model: hyperparameter validation, repr, and the shared public methods."""
 
     _max_teams: ClassVar[int | None] = None
+    #: Hyperparameters :func:`podium.fit` may choose, each with its domain ("positive", "probability").
+    _fit_space: ClassVar[dict[str, str]] = {}
+    #: The ones it chooses when not told.
+    _fit_default: ClassVar[tuple[str, ...]] = ()
+
+    def _fit_start(self, name: str) -> float:
+        """Where :func:`podium.fit` starts ``name``: its current value (models override where that is 0)."""
+        return float(getattr(self, name))
 
     # -- validation (one place) -----------------------------------------------------------------
     def _positive(self, name: str, value: Any) -> float:
@@ -225,6 +233,9 @@ class LikelihoodModel(Model):
 
     _kind: ClassVar[int] = -1
     _int_params: tuple[int, int, int]
+    # Only k / scale matters to predictions (ratings are in units of scale, initial is a shift).
+    _fit_space = {"k": "positive"}
+    _fit_default = ("k",)
 
     def __init__(self, *, k: float, initial: float, scale: float) -> None:
         self.k = k

@@ -139,6 +139,14 @@ class Thurstone(Model):
     players this is the Gaussian Elo with the gradient update.
     """
 
+    _fit_space = {"k": "positive"}
+    _fit_default = ("k",)
+
+    def _fit_start(self, name: str) -> float:
+        if name == "k" and not isinstance(self.k, (int, float)):
+            raise ValueError(f"podium.fit chooses one constant 'k' for Thurstone; this model has knots {self.k!r}.")
+        return float(getattr(self, name))
+
     def __init__(
         self, *, k: float | Sequence[tuple[float, float]] = 32.0, initial: float = 1500.0,
         scale: float = 400.0 / math.log(10.0), density: str = "gaussian", shape: float = 0.0,

@@ -437,6 +437,71 @@ def replay_trueskill(
     return unconverged
 
 
+@jit
+def log_match_quality(tm: NDArray[np.float64], skill_var: NDArray[np.float64], noise_var: NDArray[np.float64]
+                      ) -> float:
+    """``log`` of TrueSkill's match quality (paper, eq. 7, for ``n`` teams) from team-level sums.
+
+    Team ``i`` has mean ``tm_i = sum w mu``, skill variance ``c_i = sum w^2 sigma^2`` and performance-noise
+    variance ``b_i = beta^2 sum w^2``; let ``v_i = b_i + c_i``.  With ``D`` the ``(n-1) x n`` matrix of
+    consecutive differences, the matrices of eq. 7 are ``D diag(x) D^T`` (``x = b`` or ``v``), whose
+    determinant is ``prod_i x_i * sum_i 1/x_i`` (Cauchy-Binet: the spanning trees of a path), and
+    ``(D tm)^T (D diag(v) D^T)^-1 (D tm) = sum_i (tm_i - m)^2 / v_i`` with ``m`` the ``1/v``-weighted mean of
+    ``tm`` (the exponent of the density of all differences at zero).  So::
+
+        log quality = 1/2 (sum log b_i + log sum 1/b_i - sum log v_i - log sum 1/v_i) - 1/2 sum (tm_i - m)^2 / v_i
+
+    in ``O(n)``, independent of the order of the teams.
+    """
+    n = len(tm)
+    log_b = 0.0
+    inv_b = 0.0
+    log_v = 0.0
+    inv_v = 0.0
+    wm = 0.0
+    for i in range(n):
+        v = noise_var[i] + skill_var[i]
+        log_b += math.log(noise_var[i])
+        inv_b += 1.0 / noise_var[i]
+        log_v += math.log(v)
+        inv_v += 1.0 / v
+        wm += tm[i] / v
+    wm /= inv_v
+    q = 0.0
+    for i in range(n):
+        q += (tm[i] - wm) ** 2 / (noise_var[i] + skill_var[i])
+    return 0.5 * (log_b + math.log(inv_b) - log_v - math.log(inv_v)) - 0.5 * q
+
+
+@jit
+def log_qualities(match_start: NDArray[np.int64], team_start: NDArray[np.int64], row: NDArray[np.int64],
+                  weight: NDArray[np.float64], mu: NDArray[np.float64], sigma: NDArray[np.float64], beta2: float,
+                  out: NDArray[np.float64]) -> None:
+    """``out[m]`` = :func:`log_match_quality` of match ``m`` (``row[p]``: the rating row of player slot ``p``)."""
+    width = 2
+    for m in range(len(match_start) - 1):
+        width = max(width, match_start[m + 1] - match_start[m])
+    tm = np.empty(width)
+    skill = np.empty(width)
+    noise = np.empty(width)
+    for m in range(len(match_start) - 1):
+        t0 = match_start[m]
+        n = match_start[m + 1] - t0
+        for t in range(n):
+            a = 0.0
+            c = 0.0
+            w2 = 0.0
+            for p in range(team_start[t0 + t], team_start[t0 + t + 1]):
+                w = weight[p]
+                a += w * mu[row[p]]
+                c += w * w * sigma[row[p]] ** 2
+                w2 += w * w
+            tm[t] = a
+            skill[t] = c
+            noise[t] = beta2 * w2
+        out[m] = log_match_quality(tm[:n], skill[:n], noise[:n])
+
+
 class TrueSkill(Model):
     """TrueSkill (Herbrich, Minka & Graepel 2007): skills with uncertainty, learnt by expectation propagation.
 
@@ -478,6 +543,19 @@ class TrueSkill(Model):
     >>> round(new["ann"].mu, 3), round(new["ann"].sigma, 3)
     (29.396, 7.171)
     """
+
+    _fit_space = {"beta": "positive", "tau": "positive", "sigma": "positive", "draw_probability": "probability",
+                  "drift": "positive"}
+    # sigma is left out by default: with mu fixed, scaling sigma, beta, tau and drift together changes no
+    # prediction, so fitting all four has a flat direction; beta and tau relative to sigma are what matter.
+    _fit_default = ("beta", "tau", "draw_probability")
+
+    def _fit_start(self, name: str) -> float:
+        if name == "drift" and self.drift == 0:
+            return max(float(self.tau), float(self.sigma) / 100.0)  # per unit of time; a small nonzero start
+        if name == "tau" and self.tau == 0:
+            return float(self.sigma) / 100.0
+        return float(getattr(self, name))
 
     def __init__(
         self, *, mu: float = 25.0, sigma: float = 25.0 / 3.0, beta: float = 25.0 / 6.0, tau: float = 25.0 / 300.0,
@@ -567,36 +645,26 @@ class TrueSkill(Model):
                 weights: Sequence[Sequence[float]] | None = None) -> float:
         """Match quality: the probability of a draw relative to the highest possible (paper, eq. 7).
 
-        For ``n`` teams in the order given, with ``A`` the ``(n - 1) x players`` matrix of weighted
-        differences between consecutive teams (row ``k``: ``+w`` for team ``k``, ``-w`` for team ``k+1``),
-        ``mu`` and ``Sigma = diag(sigma^2)`` the players' ratings::
+        For ``n`` teams with ``A`` the ``(n - 1) x players`` matrix of weighted differences between
+        consecutive teams (row ``k``: ``+w`` for team ``k``, ``-w`` for team ``k+1``), ``mu`` and
+        ``Sigma = diag(sigma^2)`` the players' ratings::
 
             quality = sqrt(det(beta^2 A A^T) / det(beta^2 A A^T + A Sigma A^T))
                       * exp(-1/2 mu^T A^T (beta^2 A A^T + A Sigma A^T)^-1 A mu)
 
         i.e. the density of all consecutive differences at zero, relative to the same density with
         ``Sigma = 0`` and equal means (the generalization of eq. 7 in Moserware's "The Math Behind
-        TrueSkill").  For two one-player teams it is
-        ``sqrt(2 beta^2 / c^2) exp(-(mu_1 - mu_2)^2 / (2 c^2))``, ``c^2 = 2 beta^2 + sigma_1^2 + sigma_2^2``.
+        TrueSkill").  It is computed in ``O(n)`` by :func:`log_match_quality`, without matrices.  For two
+        one-player teams it is ``sqrt(2 beta^2 / c^2) exp(-(mu_1 - mu_2)^2 / (2 c^2))``,
+        ``c^2 = 2 beta^2 + sigma_1^2 + sigma_2^2``.
         """
         packed, mu, sigma = self._pack(Match(teams, weights=weights), ratings)
-        n = len(packed.team_rank)
-        players = len(packed.player)
-        a = np.zeros((n - 1, players))
-        for t in range(n):
-            lo, hi = packed.team_start[t], packed.team_start[t + 1]
-            w = packed.weight[lo:hi]
-            if t < n - 1:
-                a[t, lo:hi] += w
-            if t > 0:
-                a[t - 1, lo:hi] -= w
-        m = mu[packed.player]
-        s2 = sigma[packed.player] ** 2
-        noise = float(self.beta) ** 2 * (a @ a.T)
-        total = noise + (a * s2) @ a.T
-        _, logdet_noise = np.linalg.slogdet(noise)
-        _, logdet_total = np.linalg.slogdet(total)
-        am = a @ m
-        return float(math.exp(0.5 * (logdet_noise - logdet_total) - 0.5 * am @ np.linalg.solve(total, am)))
+        return float(np.exp(self._log_qualities(packed, mu, sigma)[0]))
 
-
+    def _log_qualities(self, packed: Matches, mu: NDArray[np.float64], sigma: NDArray[np.float64]
+                       ) -> NDArray[np.float64]:
+        """``log quality`` of every match of ``packed`` (players index ``mu`` and ``sigma``)."""
+        out = np.empty(len(packed))
+        log_qualities(packed.match_start, packed.team_start, packed.player, packed.weight, mu, sigma,
+                      float(self.beta) ** 2, out)
+        return out

@@ -1,0 +1,153 @@
+"""matplotlib figures: rating trajectories, calibration, model comparison.
+
+Each function draws into ``ax`` when given one (for notebooks and composite figures) and otherwise makes
+its own figure; it returns the :class:`matplotlib.figure.Figure` and writes it to ``path`` when given.
+Figures are built without ``pyplot``, so nothing here touches a global state or needs a display.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .evaluate import METRICS, Report
+from .league import League
+
+__all__ = ["trajectories", "calibration", "comparison", "calibration_bins"]
+
+_LABELS = {"pair_error": "pair error", "pair_log_loss": "pair log loss", "log_likelihood": "log-likelihood per match"}
+
+
+def _axes(ax: Any, size: tuple[float, float]) -> tuple[Any, Any]:
+    if ax is not None:
+        return ax.figure, ax
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=size, layout="constrained")
+    return fig, fig.add_subplot()
+
+
+def _save(fig: Any, path: str | Path | None) -> None:
+    if path is not None:
+        fig.savefig(path, dpi=120)
+
+
+def trajectories(
+    league: League, players: Sequence[str] | None = None, *, top: int = 5, k: float = 3.0, x: str = "match",
+    ax: Any = None, path: str | Path | None = None,
+) -> Any:
+    """Rating trajectories with their ``mu +- k sigma`` bands (the TrueSkill paper's convergence figure).
+
+    Parameters
+    ----------
+    league : League
+        A league that kept its history (``keep_history=True``, the default).
+    players : sequence of str, optional
+        Whom to draw; default the ``top`` of the leaderboard by ``mu - k sigma``.
+    k : float
+        Width of the band in standard deviations (models without uncertainty draw the line alone).
+    x : {"match", "time"}
+        Horizontal axis: the index of the match in the league's record, or its time.
+    """
+    if x not in ("match", "time"):
+        raise ValueError(f"'x' must be 'match' or 'time'. Got {x!r} instead.")
+    if players is None:
+        players = [row.player for row in league.leaderboard(k=k, top=top)]
+    fig, ax = _axes(ax, (8.0, 4.5))
+    for player in players:
+        tr = league.trajectory(player)
+        xs = tr.match if x == "match" else tr.time
+        (line,) = ax.plot(xs, tr.mu, lw=1.4, label=player, drawstyle="steps-post")
+        if np.any(tr.sigma > 0):
+            ax.fill_between(xs, tr.mu - k * tr.sigma, tr.mu + k * tr.sigma, step="post", color=line.get_color(),
+                            alpha=0.15, lw=0)
+    ax.set_xlabel("match" if x == "match" else "time")
+    ax.set_ylabel(f"rating (band: mu ± {k:g} sigma)" if league.model.prior.sigma > 0 else "rating")
+    ax.set_title(f"{type(league.model).__name__}: rating trajectories")
+    ax.grid(alpha=0.3)
+    if players:
+        ax.legend(fontsize="small", loc="best")
+    _save(fig, path)
+    return fig
+
+
+def calibration_bins(report: Report, name: str, bins: int = 10
+                     ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.int64]]:
+    """Pairs grouped by predicted probability into ``bins`` equal-width bins: ``(mean predicted, observed
+    frequency, count)`` per non-empty bin.  The prediction is for the first-listed team of each pair."""
+    if isinstance(bins, bool) or not isinstance(bins, int) or bins < 1:
+        raise ValueError(f"'bins' must be a positive int. Got {bins!r} instead.")
+    p, won = report.pair_predictions(name)
+    which = np.minimum((p * bins).astype(np.int64), bins - 1)
+    count = np.bincount(which, minlength=bins)
+    predicted = np.bincount(which, weights=p, minlength=bins)
+    observed = np.bincount(which, weights=won.astype(float), minlength=bins)
+    keep = count > 0
+    return predicted[keep] / count[keep], observed[keep] / count[keep], count[keep]
+
+
+def calibration(
+    report: Report, models: Sequence[str] | None = None, *, bins: int = 10, ax: Any = None,
+    path: str | Path | None = None,
+) -> Any:
+    """Predicted against observed pair outcomes: a well-calibrated model lies on the diagonal.
+
+    Every decided pair of the evaluated matches contributes the model's probability that its first-listed
+    team finishes ahead and whether it did; the marker area grows with the number of pairs in the bin.
+    """
+    fig, ax = _axes(ax, (5.5, 5.0))
+    ax.plot([0, 1], [0, 1], color="0.6", lw=1, ls="--", label="perfect")
+    for name in models or report.models:
+        pred, obs, count = calibration_bins(report, name, bins)
+        ax.plot(pred, obs, marker="o", lw=1.2, label=name)
+        ax.scatter(pred, obs, s=8 + 80 * count / max(count.max(), 1), alpha=0.3)
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.set_xlabel("predicted P(first team ahead)")
+    ax.set_ylabel("observed frequency")
+    ax.set_title(f"calibration ({report.pairs:,} pairs)")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize="small", loc="upper left")
+    _save(fig, path)
+    return fig
+
+
+def comparison(
+    reports: Report | Mapping[str, Report], metric: str = "pair_log_loss", *, models: Sequence[str] | None = None,
+    ax: Any = None, path: str | Path | None = None,
+) -> Any:
+    """A bar chart of one metric per model; given several reports (e.g. one per data set), grouped bars."""
+    if metric not in METRICS:
+        raise ValueError(f"'metric' must be one of {METRICS}. Got {metric!r} instead.")
+    groups = {"": reports} if isinstance(reports, Report) else dict(reports)
+    names = list(models) if models is not None else list(dict.fromkeys(n for r in groups.values() for n in r.models))
+    single = isinstance(reports, Report)
+    fig, ax = _axes(ax, (max(5.0, 1.5 + 0.45 * len(names) * len(groups)), 4.0))
+    if single:  # one bar per model, named on the axis
+        only = groups[""]
+        values = [only.scores[n][metric] if n in only.scores else math.nan for n in names]
+        colors = [f"C{j % 10}" for j in range(len(names))]
+        ax.bar(np.arange(len(names)), values, color=colors, width=0.75)
+        ax.set_xticks(np.arange(len(names)), names, rotation=35, ha="right", fontsize="small")
+    else:
+        width = 0.8 / max(len(names), 1)
+        for j, name in enumerate(names):
+            values = [r.scores[name][metric] if name in r.scores else math.nan for r in groups.values()]
+            positions = np.arange(len(groups)) + (j - (len(names) - 1) / 2) * width
+            ax.bar(positions, values, width=width * 0.95, label=name)
+        ax.set_xticks(np.arange(len(groups)), list(groups), rotation=20 if len(groups) > 4 else 0)
+        ax.legend(fontsize="small", ncols=min(len(names), 4))
+    finite = [v for r in groups.values() for n in names if n in r.scores
+              for v in [r.scores[n][metric]] if math.isfinite(v)]
+    if single and finite and min(finite) > 0:  # losses sit close together far from 0: show where they differ
+        lo, hi = min(finite), max(finite)
+        ax.set_ylim(max(0.0, lo - 0.25 * (hi - lo) - 0.02 * hi), hi + 0.1 * (hi - lo) + 0.01 * hi)
+    ax.set_ylabel(_LABELS[metric] + (" (higher is better)" if metric == "log_likelihood" else " (lower is better)"))
+    ax.grid(axis="y", alpha=0.3)
+    _save(fig, path)
+    return fig
