@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench clean
+.PHONY: demo test bench evaluation clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -23,6 +23,10 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/replay.py
+
+# Regenerates docs/evaluation.md (and its figure) from ../shared/data: about ten minutes.
+evaluation: $(STAMP)
+	$(BIN)/python benchmarks/evaluate_real.py
 
 clean:
 	rm -rf $(VENV) build src/*.egg-info

@@ -25,6 +25,7 @@ from .simulate import simulate
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Ratings from games with any number of players and teams.")
 # Outside a terminal (pipes, CI logs) rich would wrap tables at 80 columns; the evaluation tables need more.
 console = Console(width=None if sys.stdout.isatty() else 120, soft_wrap=True)
+notes = Console(stderr=True, soft_wrap=True)  # warnings: kept off stdout, which may carry JSON
 
 
 def _parse_value(text: str) -> Any:
@@ -83,7 +84,7 @@ def _load(file: Path, skip_invalid: bool, at_least: int = 0) -> Matches:
             warnings.simplefilter("always", UserWarning)
             matches = read_matches(file, errors="skip" if skip_invalid else "raise", progress=True)
         for warning in caught:
-            console.print(f"[yellow]warning:[/yellow] {warning.message}")
+            notes.print(f"[yellow]warning:[/yellow] {warning.message}")
     except (MatchError, ValueError) as error:
         console.print(f"[red]error:[/red] {error}")
         if isinstance(error, MatchError):
@@ -275,7 +276,11 @@ def evaluate_command(
         for label, params in fitted.items():
             console.print(f"{label} fitted: " + ", ".join(f"{k}={v:.4g}" for k, v in params.items()))
     if plot is not None:
-        _evaluation_figure(report, matches, models, plot)
+        try:
+            _evaluation_figure(report, matches, models, plot)
+        except (ValueError, OSError) as error:  # e.g. an image format matplotlib does not write
+            notes.print(f"[red]error:[/red] could not write the figure to {plot}: {error}")
+            raise typer.Exit(1) from None
         if not json_:
             console.print(f"figure written to {plot}")
 

@@ -211,8 +211,15 @@ def _predict_rater(rater: Any, s: _Structure, want_ll: bool, want_tight: bool) -
     loglik = np.empty(len(matches))
     qual = np.empty(len(matches))
     ratings: dict[str, Any] = {}
+    la[:] = np.nan
+    lb[:] = np.nan
+    loglik[:] = np.nan
+    qual[:] = np.nan
     for m, match in enumerate(matches):
         before = {p: ratings[p] for p in match.players if p in ratings}
+        if not s.scored[m]:  # rated, not predicted: a peer's predictions cost as much as its updates
+            ratings.update(rater.rate(match, before))
+            continue
         t0 = int(matches.match_start[m])
         weights = match.team_weights()
         for k in range(int(s.pair_start[m]), int(s.pair_start[m + 1])):
@@ -287,14 +294,16 @@ class Report:
     min_games: int
     start: int
     total_matches: int
-    _pair_probability: dict[str, NDArray[np.float64]] = field(default_factory=dict, repr=False)
+    # per counted pair: log P(first-listed team ahead), log P(second ahead) for each model; the outcome; the match
+    _log_ahead: dict[str, tuple[NDArray[np.float64], NDArray[np.float64]]] = field(default_factory=dict, repr=False)
     _pair_won: NDArray[np.bool_] = field(default_factory=lambda: np.zeros(0, bool), repr=False)
+    _pair_match: NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, np.int64), repr=False)
+    # per scored match: each model's log-likelihood (None where it defines none), and the match's index
+    _log_likelihood: dict[str, NDArray[np.float64] | None] = field(default_factory=dict, repr=False)
+    _scored_match: NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, np.int64), repr=False)
 
     def __getitem__(self, name: str) -> dict[str, float]:
-        try:
-            return self.scores[name]
-        except KeyError:
-            raise KeyError(f"no model {name!r} in this report; it has {list(self.scores)}") from None
+        return self.scores[self._name(name)]
 
     @property
     def models(self) -> list[str]:
@@ -304,7 +313,52 @@ class Report:
     def pair_predictions(self, name: str) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
         """For every counted pair: the model's probability that the first-listed team finishes ahead, and
         whether it did (the data of a calibration plot)."""
-        return self._pair_probability[name], self._pair_won
+        return np.exp(self._log_ahead[self._name(name)][0]), self._pair_won
+
+    def _name(self, name: str) -> str:
+        if name not in self.scores:
+            raise KeyError(f"no model {name!r} in this report; it has {list(self.scores)}")
+        return name
+
+    def difference(self, a: str, b: str, metric: str = "pair_log_loss") -> tuple[float, float]:
+        """``metric(a) - metric(b)`` on the same matches, and its standard error.
+
+        The standard error treats matches as independent and the pairs within a match as possibly
+        correlated (a cluster-robust, "sandwich" estimate over matches): with ``D_m`` the sum of the
+        per-pair differences of match ``m``, ``n_m`` its number of counted pairs and ``d`` the mean
+        difference over all ``N`` pairs, ``se^2 = M / (M - 1) * sum_m (D_m - n_m d)^2 / N^2``.  For the
+        log-likelihood the matches themselves are the units.  A difference within about two standard
+        errors of zero is not evidence that one model predicts better.
+        """
+        _check_metric(metric)
+        a, b = self._name(a), self._name(b)
+        if metric == "log_likelihood":
+            la, lb = self._log_likelihood[a], self._log_likelihood[b]
+            if la is None or lb is None:
+                return math.nan, math.nan
+            per, cluster = la - lb, np.arange(len(la))
+        else:
+            per = self._pair_terms(a, metric) - self._pair_terms(b, metric)
+            cluster = self._pair_match
+        n = len(per)
+        if n == 0:
+            return math.nan, math.nan
+        d = float(np.mean(per))
+        _, inverse, counts = np.unique(cluster, return_inverse=True, return_counts=True)
+        sums = np.bincount(inverse, weights=per)
+        m = len(sums)
+        if m < 2:
+            return d, math.nan
+        se = math.sqrt(m / (m - 1) * float(np.sum((sums - counts * d) ** 2))) / n
+        return d, se
+
+    def _pair_terms(self, name: str, metric: str) -> NDArray[np.float64]:
+        la, lb = self._log_ahead[name]
+        log_win = np.where(self._pair_won, la, lb)
+        log_lose = np.where(self._pair_won, lb, la)
+        if metric == "pair_error":
+            return (log_win < log_lose) + 0.5 * (log_win == log_lose)
+        return -log_win
 
     def to_dict(self) -> dict[str, Any]:
         """The figures as plain data (``NaN`` as ``None``), for JSON."""
@@ -448,7 +502,11 @@ def evaluate(
         scores=scores, challenged=challenged, matches=int(s.scored.sum()), pairs=int(s.counted.sum()),
         players=len(players), challenge=float(challenge), min_games=min_games, start=start,
         total_matches=len(packed),
-        _pair_probability={n: np.exp(p.log_ahead_a[s.counted]) for n, p in preds.items()}, _pair_won=won,
+        _log_ahead={n: (p.log_ahead_a[s.counted], p.log_ahead_b[s.counted]) for n, p in preds.items()},
+        _pair_won=won, _pair_match=s.pair_match[s.counted],
+        _log_likelihood={n: p.log_likelihood[s.scored] if p.log_likelihood is not None else None
+                         for n, p in preds.items()},
+        _scored_match=np.flatnonzero(s.scored),
     )
 
 

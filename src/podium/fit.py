@@ -178,12 +178,15 @@ def fit(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)  # a rare unconverged match moves the search little
         if len(names) == 1:
-            found = minimize_scalar(objective, bounds=(x0[0] - 8.0, x0[0] + 6.0), method="bounded",
+            found = minimize_scalar(objective, bounds=(x0[0] - 10.0, x0[0] + 6.0), method="bounded",
                                     options={"xatol": 1e-3, "maxiter": max_evaluations})
             best = np.array([found.x])
         else:
             simplex = np.vstack([x0] + [x0 + 0.7 * e for e in np.eye(len(x0))])
-            found = minimize(objective, x0, method="Nelder-Mead",
+            # Bounds keep a parameter the data does not constrain (tau on a history of luck, a draw
+            # probability without draws) from wandering to 1e-70 while the search spends its budget there.
+            bounds = [(-12.0, 12.0) if d == "probability" else (x - 10.0, x + 6.0) for d, x in zip(domains, x0)]
+            found = minimize(objective, x0, method="Nelder-Mead", bounds=bounds,
                              options={"initial_simplex": simplex, "xatol": 1e-2, "fatol": 1e-6,
                                       "maxfev": max_evaluations})
             best = np.asarray(found.x)

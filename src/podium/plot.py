@@ -32,6 +32,11 @@ def _axes(ax: Any, size: tuple[float, float]) -> tuple[Any, Any]:
     return fig, fig.add_subplot()
 
 
+def _finite(x: float) -> float:
+    """An infinite metric (a pair predicted with probability 0) draws no bar; matplotlib cannot scale one."""
+    return x if math.isfinite(x) else math.nan
+
+
 def _save(fig: Any, path: str | Path | None) -> None:
     if path is not None:
         fig.savefig(path, dpi=120)
@@ -80,9 +85,10 @@ def calibration_bins(report: Report, name: str, bins: int = 10
                      ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.int64]]:
     """Pairs grouped by predicted probability into ``bins`` equal-width bins: ``(mean predicted, observed
     frequency, count)`` per non-empty bin.  The prediction is for the first-listed team of each pair."""
-    if isinstance(bins, bool) or not isinstance(bins, int) or bins < 1:
+    if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)) or bins < 1:
         raise ValueError(f"'bins' must be a positive int. Got {bins!r} instead.")
     p, won = report.pair_predictions(name)
+    bins = int(bins)
     which = np.minimum((p * bins).astype(np.int64), bins - 1)
     count = np.bincount(which, minlength=bins)
     predicted = np.bincount(which, weights=p, minlength=bins)
@@ -105,7 +111,8 @@ def calibration(
     for name in models or report.models:
         pred, obs, count = calibration_bins(report, name, bins)
         ax.plot(pred, obs, marker="o", lw=1.2, label=name)
-        ax.scatter(pred, obs, s=8 + 80 * count / max(count.max(), 1), alpha=0.3)
+        if len(count):  # a report with no decided pairs draws the diagonal alone
+            ax.scatter(pred, obs, s=8 + 80 * count / max(count.max(), 1), alpha=0.3)
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1)
     ax.set_xlabel("predicted P(first team ahead)")
@@ -125,19 +132,21 @@ def comparison(
     if metric not in METRICS:
         raise ValueError(f"'metric' must be one of {METRICS}. Got {metric!r} instead.")
     groups = {"": reports} if isinstance(reports, Report) else dict(reports)
+    if not groups:
+        raise ValueError("'reports' must be a Report or a non-empty mapping of names to reports. Got an empty mapping.")
     names = list(models) if models is not None else list(dict.fromkeys(n for r in groups.values() for n in r.models))
     single = isinstance(reports, Report)
     fig, ax = _axes(ax, (max(5.0, 1.5 + 0.45 * len(names) * len(groups)), 4.0))
     if single:  # one bar per model, named on the axis
         only = groups[""]
-        values = [only.scores[n][metric] if n in only.scores else math.nan for n in names]
+        values = [_finite(only.scores[n][metric]) if n in only.scores else math.nan for n in names]
         colors = [f"C{j % 10}" for j in range(len(names))]
         ax.bar(np.arange(len(names)), values, color=colors, width=0.75)
         ax.set_xticks(np.arange(len(names)), names, rotation=35, ha="right", fontsize="small")
     else:
         width = 0.8 / max(len(names), 1)
         for j, name in enumerate(names):
-            values = [r.scores[name][metric] if name in r.scores else math.nan for r in groups.values()]
+            values = [_finite(r.scores[name][metric]) if name in r.scores else math.nan for r in groups.values()]
             positions = np.arange(len(groups)) + (j - (len(names) - 1) / 2) * width
             ax.bar(positions, values, width=width * 0.95, label=name)
         ax.set_xticks(np.arange(len(groups)), list(groups), rotation=20 if len(groups) > 4 else 0)

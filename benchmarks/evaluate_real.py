@@ -1,0 +1,317 @@
+"""podium's models against the trueskill package and openskill on every real data set: docs/evaluation.md.
+
+What is measured
+----------------
+For every data set in ``../shared/data/<name>/matches.jsonl.gz`` (read with ``errors="skip"``: malformed
+records are left out and counted), the history is split in time order: the first 70 % is the *training*
+part, the last 30 % the *held-out* part.
+
+* podium's models at their defaults: ``Elo()`` (only where every match has two teams), ``PairwiseElo()``,
+  ``PlackettLuce()``, ``Thurstone()``, ``TrueSkill()``;
+* the same models *fitted*: ``podium.fit(model, matches, split=0.7)`` chooses ``k`` (the Elo family and
+  Thurstone) or ``beta``, ``tau``, ``draw_probability`` and, where the matches have times, ``drift``
+  (TrueSkill) by minimizing the pair log loss on the training part only;
+* the peers at their defaults, through small adapters with podium's ``rate`` / ``win_probabilities``
+  interface: the ``trueskill`` package's ``TrueSkill()`` (win probability of two teams from its ratings,
+  ``Phi((sum mu_a - sum mu_b) / sqrt(n beta^2 + sum sigma^2))``, the package's own model; quality by its
+  ``quality``) and openskill's ``PlackettLuce()`` (``predict_win``).  Neither peer can say "did not finish":
+  their adapters give every non-finisher of a match the same last rank (a tie), the closest they have.
+
+Every model rates the whole history in order, predicting each match from the ratings before it
+(``podium.evaluate(..., start=cut)``); only the held-out matches are scored, so every column of every table
+is on the same matches, which the fitted models never saw.  Tables: one per metric, rows = data sets,
+columns = models; the best value in each row is bold.  Times are wall-clock on this machine.
+
+Run ``.venv/bin/python benchmarks/evaluate_real.py`` (about ten minutes: the peers are pure Python);
+``--datasets a,b`` restricts it, ``--out PATH`` writes elsewhere (default ``docs/evaluation.md``, plus a
+figure beside it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import platform
+import sys
+import time
+import warnings
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import podium
+from podium.evaluate import Report
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+SPLIT = 0.7
+METRIC_TITLES = {
+    "pair_log_loss": "Pair log loss (lower is better)",
+    "pair_error": "Pair error: the TrueSkill paper's prediction error (lower is better)",
+    "log_likelihood": "Log-likelihood per match (higher is better). Only TrueSkill's gives draws a probability of "
+                      "their own (the draw margin); the Elo family scores a draw as half a win and half a loss, "
+                      "and PairwiseElo's is its pairwise composite likelihood, so compare within a family",
+}
+
+
+# -- adapters for the peers ------------------------------------------------------------------------------------
+def _last_ranks(ranks: Sequence[int | None]) -> list[int]:
+    """Ranks for libraries without non-finishers: every non-finisher ties for last."""
+    last = max((r for r in ranks if r is not None), default=-1) + 1
+    return [last if r is None else r for r in ranks]
+
+
+class TrueSkillPackage:
+    """The ``trueskill`` package (sublee) at its defaults behind podium's rater interface."""
+
+    name = "trueskill pkg"
+
+    def __init__(self) -> None:
+        import trueskill
+
+        self.env = trueskill.TrueSkill()
+        self.failures = 0
+
+    def _groups(self, teams: Sequence[Sequence[str]], ratings: Mapping[str, Any]) -> list[dict[str, Any]]:
+        return [{p: ratings.get(p) or self.env.create_rating() for p in team} for team in teams]
+
+    def rate(self, match: podium.Match, ratings: Mapping[str, Any]) -> dict[str, Any]:
+        groups = self._groups(match.teams, ratings)
+        try:
+            new = self.env.rate(groups, ranks=_last_ranks(match.ranks), weights=match.weights)
+        except (FloatingPointError, ValueError, ZeroDivisionError):
+            self.failures += 1  # the package raises in some extreme upsets; keep the ratings as they were
+            return {}
+        return {p: r for group in new for p, r in group.items()}
+
+    def win_probabilities(self, teams: Sequence[Sequence[str]], ratings: Mapping[str, Any],
+                          weights: Any = None) -> list[float]:
+        a, b = self._groups(teams, ratings)
+        d = sum(r.mu for r in a.values()) - sum(r.mu for r in b.values())
+        var = (len(a) + len(b)) * self.env.beta ** 2 + sum(r.sigma ** 2 for g in (a, b) for r in g.values())
+        p = self.env.cdf(d / math.sqrt(var))
+        return [p, 1.0 - p]
+
+    def quality(self, teams: Sequence[Sequence[str]], ratings: Mapping[str, Any]) -> float:
+        return float(self.env.quality([list(g.values()) for g in self._groups(teams, ratings)]))
+
+
+class OpenSkillPlackettLuce:
+    """openskill's ``PlackettLuce()`` at its defaults behind podium's rater interface."""
+
+    name = "openskill PL"
+
+    def __init__(self) -> None:
+        from openskill.models import PlackettLuce
+
+        self.model = PlackettLuce()
+
+    def _teams(self, teams: Sequence[Sequence[str]], ratings: Mapping[str, Any]) -> list[list[Any]]:
+        return [[ratings.get(p) or self.model.rating(name=p) for p in team] for team in teams]
+
+    def rate(self, match: podium.Match, ratings: Mapping[str, Any]) -> dict[str, Any]:
+        teams = self._teams(match.teams, ratings)
+        weights = [list(w) for w in match.weights] if match.weights is not None else None
+        new = self.model.rate(teams, ranks=[r + 1 for r in _last_ranks(match.ranks)], weights=weights)
+        return {p: r for team, rated in zip(match.teams, new) for p, r in zip(team, rated)}
+
+    def win_probabilities(self, teams: Sequence[Sequence[str]], ratings: Mapping[str, Any],
+                          weights: Any = None) -> list[float]:
+        return list(self.model.predict_win(self._teams(teams, ratings)))
+
+
+# -- one data set -------------------------------------------------------------------------------------------------
+def podium_defaults(matches: podium.Matches) -> dict[str, podium.Model]:
+    models: dict[str, podium.Model] = {}
+    if int(matches.n_teams.max()) == 2:
+        models["Elo"] = podium.Elo()
+    models.update(PairwiseElo=podium.PairwiseElo(), PlackettLuce=podium.PlackettLuce(),
+                  Thurstone=podium.Thurstone(), TrueSkill=podium.TrueSkill())
+    return models
+
+
+def run(name: str, path: Path) -> dict[str, Any]:
+    began = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        matches = podium.read_matches(path, errors="skip")
+    skipped = sum("skipped" in str(w.message) for w in caught)
+    skipped_records = 0
+    for w in caught:
+        text = str(w.message)
+        if "skipped" in text:
+            skipped_records += int(text.split("skipped ")[1].split(" ")[0])
+    load = time.perf_counter() - began
+    defaults = podium_defaults(matches)
+    fitted: dict[str, podium.Model] = {}
+    fit_info: dict[str, Any] = {}
+    has_time = bool(np.isfinite(matches.time).any())
+    for label, model in defaults.items():
+        params = None
+        if isinstance(model, podium.TrueSkill):
+            params = ["beta", "tau", "draw_probability"] + (["drift"] if has_time else [])
+        t = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", podium.ConvergenceWarning)
+            result = podium.fit(model, matches, params=params, split=SPLIT)
+        fit_info[label] = {"params": result.params, "seconds": time.perf_counter() - t,
+                           "evaluations": result.evaluations, "train": result.train_score}
+        fitted[f"{label} fitted"] = result.model
+        cut = result.split
+    peers: dict[str, Any] = {"trueskill pkg": TrueSkillPackage(), "openskill PL": OpenSkillPlackettLuce()}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", podium.ConvergenceWarning)
+        t = time.perf_counter()
+        report = podium.evaluate(matches, {**defaults, **fitted, **peers}, start=cut)
+        evaluate_seconds = time.perf_counter() - t
+    return {
+        "name": name, "matches": len(matches), "held_out": len(matches) - cut, "players": len(matches.players),
+        "skipped": skipped_records if skipped else 0, "report": report, "fit": fit_info,
+        "load_seconds": load, "evaluate_seconds": evaluate_seconds,
+        "peer_failures": peers["trueskill pkg"].failures,
+        "max_teams": int(matches.n_teams.max()),
+    }
+
+
+# -- the document --------------------------------------------------------------------------------------------------
+def _cell(value: float, best: bool, digits: int = 4) -> str:
+    if math.isinf(value):  # a pair that happened was predicted with probability 0
+        return "∞" if value > 0 else "−∞"
+    if not math.isfinite(value):
+        return "—"
+    text = f"{value:.{digits}f}"
+    return f"**{text}**" if best else text
+
+
+def _columns(results: Sequence[dict[str, Any]]) -> list[str]:
+    present = {name for r in results for name in r["report"].models}
+    base = ["Elo", "PairwiseElo", "PlackettLuce", "Thurstone", "TrueSkill"]
+    order = base + [f"{n} fitted" for n in base] + ["trueskill pkg", "openskill PL"]
+    return [n for n in order if n in present]
+
+
+def metric_table(results: Sequence[dict[str, Any]], metric: str) -> list[str]:
+    columns = _columns(results)
+    header = ["data set"] + [c.replace(" fitted", " **(fitted)**") for c in columns]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    higher = metric == "log_likelihood"
+    for r in results:
+        report: Report = r["report"]
+        values = [report.scores[c][metric] if c in report.scores else math.nan for c in columns]
+        comparable = [v for c, v in zip(columns, values) if math.isfinite(v) and not c.startswith("PairwiseElo")
+                      or (metric != "log_likelihood" and math.isfinite(v))]
+        best = (max(comparable) if higher else min(comparable)) if comparable else math.nan
+        lines.append("| " + " | ".join([r["name"]] + [_cell(v, v == best) for v in values]) + " |")
+    return lines
+
+
+def verdict_lines(results: Sequence[dict[str, Any]]) -> list[str]:
+    lines = ["| data set | best fitted TrueSkill / Thurstone | its pair log loss | trueskill pkg | openskill PL | "
+             "beats both | difference from the better peer ± standard error |", "|---|---|---|---|---|---|---|"]
+    for r in results:
+        report: Report = r["report"]
+        s = report.scores
+        ours = min(("TrueSkill fitted", "Thurstone fitted"), key=lambda n: s[n]["pair_log_loss"])
+        peer = min(("trueskill pkg", "openskill PL"), key=lambda n: s[n]["pair_log_loss"])
+        mine, ts, os_ = s[ours]["pair_log_loss"], s["trueskill pkg"]["pair_log_loss"], s["openskill PL"]["pair_log_loss"]
+        diff, se = report.difference(ours, peer, "pair_log_loss")
+        lines.append(f"| {r['name']} | {ours.replace(' fitted', '')} | {mine:.4f} | {ts:.4f} | {os_:.4f} | "
+                     f"{'yes' if mine < ts and mine < os_ else '**no**'} | {diff:+.4f} ± {se:.4f} ({peer}) |")
+    return lines
+
+
+def write(results: Sequence[dict[str, Any]], out: Path, seconds: float) -> None:
+    lines = [
+        "# Evaluation on real data",
+        "",
+        "Generated by `.venv/bin/python benchmarks/evaluate_real.py` (see its docstring for the method) on "
+        f"{platform.machine()} / Python {platform.python_version()}, numpy {np.__version__}, in {seconds / 60:.1f} "
+        "minutes. Do not edit by hand.",
+        "",
+        "**Every figure is on the held-out part: the last 30 % of each history, in time order.** Every model "
+        "rates the whole history in order and predicts each match from the ratings before it; the *(fitted)* "
+        "columns chose their hyperparameters with `podium.fit` on the first 70 % only and never saw the part "
+        "scored here. The other columns use their defaults. `trueskill pkg` is the `trueskill` package "
+        "(0.4.5), `openskill PL` is openskill's `PlackettLuce` (defaults for both); neither knows "
+        "non-finishers, so their adapters rank all non-finishers of a match as tied for last.",
+        "",
+        "Metrics (TrueSkill paper, section 5, for any number of teams): for every pair of teams of a match "
+        "whose order is decided (different ranks, or a finisher and a non-finisher), the model's probability "
+        "that each finishes ahead of the other, from the two teams alone. *Pair error* counts the pairs where "
+        "the favourite finished behind (a tied prediction counts 1/2); *pair log loss* is the mean of "
+        "-log p of the team that finished ahead. Draws and pairs of non-finishers do not count.",
+        "",
+        "## Does fitted TrueSkill or Thurstone beat both peers?",
+        "",
+        *verdict_lines(results),
+        "",
+    ]
+    for metric in ("pair_log_loss", "pair_error", "log_likelihood"):
+        lines += [f"## {METRIC_TITLES[metric]}", "", *metric_table(results, metric), ""]
+    lines += ["## The data and the time taken", "",
+              "| data set | matches (held out) | players | most teams in a match | records skipped | "
+              "fitting, all models | evaluating, all models and peers |", "|---|---|---|---|---|---|---|"]
+    for r in results:
+        fit_s = sum(f["seconds"] for f in r["fit"].values())
+        lines.append(f"| {r['name']} | {r['matches']:,} ({r['held_out']:,}) | {r['players']:,} | {r['max_teams']} | "
+                     f"{r['skipped']:,} | {fit_s:.1f} s | {r['evaluate_seconds']:.1f} s |")
+    lines += ["", "Seconds per model (evaluation of the whole history; the peers' include their Python loop):", "",
+              "| data set | " + " | ".join(_columns(results)) + " |", "|" + "---|" * (len(_columns(results)) + 1)]
+    for r in results:
+        s = r["report"].scores
+        lines.append(f"| {r['name']} | " + " | ".join(
+            f"{s[c]['seconds']:.2f}" if c in s else "—" for c in _columns(results)) + " |")
+    lines += ["", "## Fitted hyperparameters", "", "| data set | model | fitted | replays | seconds | "
+              "training pair log loss |", "|---|---|---|---|---|---|"]
+    for r in results:
+        for label, f in r["fit"].items():
+            params = ", ".join(f"{k} = {v:.4g}" for k, v in f["params"].items())
+            lines.append(f"| {r['name']} | {label} | {params} | {f['evaluations']} | {f['seconds']:.1f} | "
+                         f"{f['train']:.4f} |")
+    failures = [r for r in results if r["peer_failures"]]
+    if failures:
+        lines += ["", "The trueskill package raised an error (and kept the ratings) in: " + ", ".join(
+            f"{r['name']} ({r['peer_failures']} matches)" for r in failures) + "."]
+    lines += ["", f"![held-out pair log loss per data set]({out.with_suffix('.png').name})", ""]
+    out.write_text("\n".join(lines), encoding="utf-8")
+
+
+def figure(results: Sequence[dict[str, Any]], path: Path) -> None:
+    from podium import plot
+
+    reports = {r["name"]: r["report"] for r in results}
+    fig = plot.comparison(reports, "pair_log_loss", models=_columns(results))
+    fig.set_size_inches(14, 4.5)
+    fig.savefig(path, dpi=100)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--data", type=Path, default=DATA)
+    parser.add_argument("--datasets", help="comma-separated folder names (default: all)")
+    parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parents[1] / "docs" / "evaluation.md")
+    args = parser.parse_args(argv)
+    if not args.data.is_dir():
+        print(f"no data at {args.data}; the real data sets live in ../shared/data beside the checkout")
+        return 1
+    names = args.datasets.split(",") if args.datasets else sorted(
+        p.name for p in args.data.iterdir() if (p / "matches.jsonl.gz").exists())
+    began = time.perf_counter()
+    results = []
+    for name in names:
+        t = time.perf_counter()
+        result = run(name, args.data / name / "matches.jsonl.gz")
+        results.append(result)
+        s = result["report"].scores
+        print(f"{name}: {result['matches']:,} matches in {time.perf_counter() - t:.1f} s; held-out pair log loss "
+              + ", ".join(f"{k} {v['pair_log_loss']:.4f}" for k, v in s.items()), flush=True)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    write(results, args.out, time.perf_counter() - began)
+    figure(results, args.out.with_suffix(".png"))
+    print(f"wrote {args.out} and {args.out.with_suffix('.png')}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
