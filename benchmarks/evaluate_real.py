@@ -93,8 +93,8 @@ class TrueSkillPackage:
         p = self.env.cdf(d / math.sqrt(var))
         return [p, 1.0 - p]
 
-    def quality(self, teams: Sequence[Sequence[str]], ratings: Mapping[str, Any]) -> float:
-        return float(self.env.quality([list(g.values()) for g in self._groups(teams, ratings)]))
+    def quality(self, teams: Sequence[Sequence[str]], ratings: Mapping[str, Any], weights: Any = None) -> float:
+        return float(self.env.quality([list(g.values()) for g in self._groups(teams, ratings)], weights=weights))
 
 
 class OpenSkillPlackettLuce:
@@ -269,6 +269,14 @@ def write(results: Sequence[dict[str, Any]], out: Path, seconds: float) -> None:
             params = ", ".join(f"{k} = {v:.4g}" for k, v in f["params"].items())
             lines.append(f"| {r['name']} | {label} | {params} | {f['evaluations']} | {f['seconds']:.1f} | "
                          f"{f['train']:.4f} |")
+    certain = [(r["name"], n, int(np.sum(np.isinf(r["report"].pair_values(n)))), r["report"].pairs)
+               for r in results for n in r["report"].models]
+    certain = [c for c in certain if c[2]]
+    if certain:
+        lines += ["", "∞: a model gave probability 0 to a pair order that then happened (its log loss is "
+                  "infinite): " + "; ".join(f"{m} on {d}, {k} of {n:,} pairs" for d, m, k, n in certain) + ". "
+                  "openskill's smallest win probabilities are 0 and multiples of 2^-54 (5.55e-17), the rounding of "
+                  "1 - p in floating point: it loses the tail that podium keeps in log space."]
     failures = [r for r in results if r["peer_failures"]]
     if failures:
         lines += ["", "The trueskill package raised an error (and kept the ratings) in: " + ", ".join(

@@ -85,9 +85,9 @@ def hand_loop(matches: Sequence[Match], model: Any, *, start: int = 0, min_games
               quality: Callable[[Match, dict[str, Any]], float] | None = None) -> Hand:
     """Predict each match from the ratings before it, then rate it (module docstring, literally).
 
-    Tightness: ``quality(match, before)`` if given, else ``model.quality`` (with the match's weights for a podium
-    TrueSkill, as ``quality(teams, ratings)`` for any other rater that has one), else the mean over ALL pairs of the match (drawn and non-finisher pairs too) of
-    ``min(p_ab, p_ba)``.
+    Tightness: ``quality(match, before)`` if given, else ``model.quality`` (with the match's weights for a
+    podium TrueSkill, as ``quality(teams, ratings)`` for any other rater that has one), else the mean over ALL
+    pairs of the match (drawn and non-finisher pairs too) of ``min(p_ab, p_ba)``.
     """
     if quality is None and isinstance(model, podium.TrueSkill):
         quality = lambda m, before: model.quality(m.teams, before, m.weights)  # noqa: E731
@@ -227,7 +227,7 @@ def strict(match: Match) -> Match:
 MIXED_NO_DRAWS = [strict(m) for m in MIXED]
 
 
-def test_histories_hold_what_the_brief_asks() -> None:
+def test_the_histories_cover_the_cases() -> None:
     """The fixtures themselves: draws, one and two non-finishers, all-but-one, 2-6 teams, uneven sizes, weights."""
     ranks = [m.ranks for m in MIXED]
     assert any(len(set(r)) < len(r) and None not in r for r in ranks)                  # a draw
@@ -268,7 +268,8 @@ def test_elo_and_the_two_team_models_side_by_side() -> None:
     models = {"elo": podium.Elo(), **FFA_MODELS}
     hands = {n: hand_loop(TWO_TEAM, m) for n, m in models.items()}
     assert_report_equals_hand(podium.evaluate(TWO_TEAM, models, challenge=0.3), hands, 0.3)
-    # Elo and PairwiseElo are the same game for two teams; PlackettLuce too (logistic Elo): identical figures
+    # For two teams PairwiseElo is Elo, and PlackettLuce (either order) is logistic Elo (their docstrings):
+    # identical figures
     report = podium.evaluate(TWO_TEAM, models)
     for other in ("pairwise", "pl", "pl-elim"):
         for metric in METRICS:
@@ -327,8 +328,8 @@ def test_exact_ties_count_one_half_every_model(name: str) -> None:
 def test_only_new_players_every_pair_is_a_tie(name: str) -> None:
     """Every match among new players: every prediction an exact tie -> pair_error = 1/2 and
     pair_log_loss = log 2, exactly (up to the last bit of log)."""
-    history = [M([[f"m{k}p{i}"] for i in range(n)], ranks) for k, (n, ranks) in enumerate(
-        [(2, [0, 1]), (3, [2, 0, 1]), (4, [0, None, 1, None]), (5, [0, 0, 1, 2, 3]), (2, [None, 0])])]
+    outcomes: list[list[int | None]] = [[0, 1], [2, 0, 1], [0, None, 1, None], [0, 0, 1, 2, 3], [None, 0]]
+    history = [M([[f"m{k}p{i}"] for i in range(len(ranks))], ranks) for k, ranks in enumerate(outcomes)]
     report = podium.evaluate(history, {name: FFA_MODELS[name]})
     assert report.pairs == 1 + 3 + 5 + 9 + 1
     assert report[name]["pair_error"] == 0.5
@@ -440,11 +441,9 @@ def test_challenge_takes_the_ceiling_of_the_fraction() -> None:
     assert podium.evaluate(history, {"A": rater}, challenge=0.065).challenged["A"]["A"] == 0.0  # ceil(6.5) = 7
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: math.ceil(0.07 * 100) == 8 in floating point (0.07 * 100 = "
-                   "7.000000000000001): the 7% challenged set of 100 matches holds 8 matches")
 def test_challenge_fraction_is_not_inflated_by_rounding() -> None:
     """7% of 100 eligible matches is 7 matches (all predicted right): challenged[A][A] must be 0.
-    podium takes math.ceil(0.07 * 100) = 8 and includes the wrong 8th: 1/8."""
+    A plain math.ceil(0.07 * 100) would be 8 and include the wrong 8th: 1/8."""
     history, rater = _hundred_matches()
     report = podium.evaluate(history, {"A": rater}, challenge=0.07)
     assert report.challenged["A"]["A"] == 0.0
@@ -529,30 +528,6 @@ def test_min_games_counts_earlier_matches_per_player() -> None:
     assert podium.evaluate(history, {"elo": podium.Elo()}, min_games=2).matches == 0
 
 
-def test_the_python_path_does_not_predict_unscored_matches() -> None:
-    """A duck-typed rater is asked for predictions only on scored matches (the unscored ones are only rated),
-    and the report still equals the podium model's."""
-    calls = {"win": 0, "rate": 0}
-
-    class Counting(Adapter):
-        def rate(self, match: Match, ratings: Mapping[str, Any]) -> dict[str, Rating]:
-            calls["rate"] += 1
-            return super().rate(match, ratings)
-
-        def win_probabilities(self, teams: Sequence[Sequence[str]], ratings: Mapping[str, Any],
-                              weights: Sequence[Sequence[float]] | None = None) -> np.ndarray:
-            calls["win"] += 1
-            return super().win_probabilities(teams, ratings, weights)
-
-    k = 14
-    model = podium.PlackettLuce()
-    report = podium.evaluate(MIXED, {"mine": Counting(model), "pl": model}, start=k)
-    assert calls["rate"] == len(MIXED)
-    assert calls["win"] == sum(math.comb(len(m.teams), 2) for m in MIXED[k:])
-    for metric in METRICS:
-        assert report["mine"][metric] == pytest.approx(report["pl"][metric], rel=TOL, abs=TOL)
-
-
 # -- 5. duck-typed raters -----------------------------------------------------------------------------------------------
 class Adapter:
     """Not a podium Model: forwards to one, so evaluate takes its match-by-match Python path."""
@@ -577,6 +552,7 @@ class QualityAdapter(Adapter):
 
     def quality(self, teams: Sequence[Sequence[str]], ratings: Mapping[str, Any],
                 weights: Sequence[Sequence[float]] | None = None) -> float:
+        assert isinstance(self.model, podium.TrueSkill)
         return self.model.quality(teams, ratings, weights)
 
 
@@ -630,9 +606,30 @@ def test_an_adapter_gives_the_podium_models_report(name: str, model: podium.Mode
                               challenge)
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: the Python path calls quality(match.teams, before) without the "
-                   "match's partial-play weights (win_probabilities gets them), so a TrueSkill adapter picks other "
-                   "'tightest' matches than TrueSkill itself on a history with weights")
+def test_the_python_path_does_not_predict_unscored_matches() -> None:
+    """A duck-typed rater is asked for predictions only on scored matches (the unscored ones are only rated),
+    and the report still equals the podium model's."""
+    calls = {"win": 0, "rate": 0}
+
+    class Counting(Adapter):
+        def rate(self, match: Match, ratings: Mapping[str, Any]) -> dict[str, Rating]:
+            calls["rate"] += 1
+            return super().rate(match, ratings)
+
+        def win_probabilities(self, teams: Sequence[Sequence[str]], ratings: Mapping[str, Any],
+                              weights: Sequence[Sequence[float]] | None = None) -> np.ndarray:
+            calls["win"] += 1
+            return super().win_probabilities(teams, ratings, weights)
+
+    k = 14
+    model = podium.PlackettLuce()
+    report = podium.evaluate(MIXED, {"mine": Counting(model), "pl": model}, start=k)
+    assert calls["rate"] == len(MIXED)
+    assert calls["win"] == sum(math.comb(len(m.teams), 2) for m in MIXED[k:])
+    for metric in METRICS:
+        assert report["mine"][metric] == pytest.approx(report["pl"][metric], rel=TOL, abs=TOL)
+
+
 def test_an_adapter_with_quality_on_partial_play_gives_the_podium_models_challenged() -> None:
     """MIXED has partial play.  E.g. MIXED[2] (b, c v d with b at weight 0.5): TrueSkill's quality with the
     weights is 0.309, without them 0.149; MIXED[23]: 0.686 against 0.049.  At challenge 0.1 the compiled
@@ -717,11 +714,6 @@ def test_an_adapter_around_the_trueskill_package() -> None:
         assert report["package"][metric] == pytest.approx(report["podium"][metric], abs=1e-5)
 
 
-@pytest.mark.xfail(strict=True, raises=ZeroDivisionError, reason=(
-    "BUG: a one-player team at partial-play weight 1e-200 (valid: in (0, 1]) makes TrueSkill's match quality "
-    "divide by beta^2 w^2 = 0 (log_match_quality), so evaluate raises ZeroDivisionError, although "
-    "TrueSkill.rate, win_probabilities ([0.99635, 0.00365]) and log_likelihood (-0.00462) all work; at 1e-150 "
-    "it is fine"))
 def test_a_tiny_partial_play_weight_does_not_break_trueskills_evaluation() -> None:
     ts = podium.TrueSkill()
     history = [M([["a"], ["b"]], [0, 1], [[1.0], [1e-200]])]
@@ -917,7 +909,7 @@ PROPERTY_MODELS = {n: FFA_MODELS[n] for n in ("pairwise", "pl-elim", "thurstone-
 
 def moderate_weights(match: Match) -> Match:
     """Partial play of at least 5%: podium's orderings lose accuracy at extreme scale ratios (test_ordering)
-    and TrueSkill's quality breaks below ~1e-162 (the xfail above); neither is evaluate's subject here."""
+    and TrueSkill's quality floors variances below ~1e-162 (tested above); neither is evaluate's subject here."""
     weights = None if match.weights is None else [[max(w, 0.05) for w in team] for team in match.weights]
     return Match(match.teams, match.ranks, weights)
 

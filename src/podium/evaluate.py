@@ -51,7 +51,8 @@ class Rater(Protocol):
     """What :func:`evaluate` needs of a model that is not a podium model (an adapter for another library).
 
     ``ratings`` maps the players seen so far to whatever rating objects the rater uses; players missing from
-    it are new.  ``log_likelihood(match, ratings)`` and ``quality(teams, ratings)`` are used when present.
+    it are new.  ``log_likelihood(match, ratings)`` and ``quality(teams, ratings[, weights])`` are used when
+    present (``weights`` is passed only for matches with partial play).
     """
 
     def rate(self, match: Match, ratings: Mapping[str, Any]) -> Mapping[str, Any]: ...
@@ -230,8 +231,8 @@ def _predict_rater(rater: Any, s: _Structure, want_ll: bool, want_tight: bool) -
             lb[k] = math.log(p[1]) if p[1] > 0 else -np.inf
         if log_lik is not None:
             loglik[m] = log_lik(match, before)
-        if quality is not None:
-            qual[m] = quality(match.teams, before)
+        if quality is not None:  # with the match's partial-play weights when it has them
+            qual[m] = quality(match.teams, before) if match.weights is None else quality(match.teams, before, match.weights)
         ratings.update(rater.rate(match, before))
     tight = qual if quality is not None else (_uncertainty(s, la, lb) if want_tight else None)
     return _Predictions(la, lb, loglik if log_lik is not None else None, tight, time.perf_counter() - began)
@@ -338,7 +339,7 @@ class Report:
                 return math.nan, math.nan
             per, cluster = la - lb, np.arange(len(la))
         else:
-            per = self._pair_terms(a, metric) - self._pair_terms(b, metric)
+            per = self.pair_values(a, metric) - self.pair_values(b, metric)
             cluster = self._pair_match
         n = len(per)
         if n == 0:
@@ -352,8 +353,12 @@ class Report:
         se = math.sqrt(m / (m - 1) * float(np.sum((sums - counts * d) ** 2))) / n
         return d, se
 
-    def _pair_terms(self, name: str, metric: str) -> NDArray[np.float64]:
-        la, lb = self._log_ahead[name]
+    def pair_values(self, name: str, metric: str = "pair_log_loss") -> NDArray[np.float64]:
+        """Per counted pair, in history order: the error (0, 1/2, 1) or ``-log p`` of the team that finished
+        ahead; their mean is ``report[name][metric]``."""
+        if metric not in ("pair_error", "pair_log_loss"):
+            raise ValueError(f"'metric' must be 'pair_error' or 'pair_log_loss'. Got {metric!r} instead.")
+        la, lb = self._log_ahead[self._name(name)]
         log_win = np.where(self._pair_won, la, lb)
         log_lose = np.where(self._pair_won, lb, la)
         if metric == "pair_error":
@@ -514,7 +519,7 @@ def _challenged(s: _Structure, preds: Mapping[str, _Predictions], challenge: flo
     """``out[a][b]``: ``b``'s pair error on the ``challenge`` fraction of eligible matches ``a`` finds
     tightest (ties in tightness broken by the earlier match)."""
     eligible = np.flatnonzero(s.eligible)
-    take = math.ceil(challenge * len(eligible))
+    take = math.ceil(round(challenge * len(eligible), 9))  # 0.07 * 100 is 7.000000000000001: not 8 matches
     errors = {name: _pair_terms(s, p)[0] for name, p in preds.items()}
     counted_match = s.pair_match[s.counted]
     out: dict[str, dict[str, float]] = {}

@@ -460,16 +460,19 @@ def log_match_quality(tm: NDArray[np.float64], skill_var: NDArray[np.float64], n
     inv_v = 0.0
     wm = 0.0
     for i in range(n):
-        v = noise_var[i] + skill_var[i]
-        log_b += math.log(noise_var[i])
-        inv_b += 1.0 / noise_var[i]
+        # A partial-play weight below ~1e-162 makes w^2 underflow to 0; such a team is all but absent, and a
+        # floor of 1e-300 keeps the formula finite instead of dividing by zero.
+        b = max(noise_var[i], 1e-300)
+        v = max(noise_var[i] + skill_var[i], 1e-300)
+        log_b += math.log(b)
+        inv_b += 1.0 / b
         log_v += math.log(v)
         inv_v += 1.0 / v
         wm += tm[i] / v
     wm /= inv_v
     q = 0.0
     for i in range(n):
-        q += (tm[i] - wm) ** 2 / (noise_var[i] + skill_var[i])
+        q += (tm[i] - wm) ** 2 / max(noise_var[i] + skill_var[i], 1e-300)
     return 0.5 * (log_b + math.log(inv_b) - log_v - math.log(inv_v)) - 0.5 * q
 
 
