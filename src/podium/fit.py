@@ -107,14 +107,16 @@ def fit(
         Thurstone: ``k``.
     metric : {"pair_log_loss", "pair_error", "log_likelihood"}
         What to optimize (the log-likelihood is maximized).  ``pair_error`` is a step function of the
-        parameters, which Nelder-Mead handles only roughly; it is better as a report than a target.
+        parameters, which Nelder-Mead handles only roughly; it is better as a report than a target.  The
+        pair metrics ignore drawn pairs, so under them TrueSkill's ``draw_probability`` becomes the margin
+        that best predicts decided pairs, not the rate of draws; ``log_likelihood`` fits the rate of draws.
     split : float in (0, 1)
         The fraction of the history, in time order, to fit on; the rest is held out.
     min_games : int
         Score only matches in which every player had played at least this many earlier matches.
     max_evaluations : int, optional
-        At most this many replays of the training part (default 40 for one parameter, 80 per parameter
-        otherwise).
+        At most this many replays of the training part during the search (default 40 for one parameter, 80
+        per parameter otherwise); ``0`` keeps the starting point.
 
     Returns
     -------
@@ -160,6 +162,7 @@ def fit(
     domains = [space[n] for n in names]
     x0 = np.array([_to_free(d, base._fit_start(n)) for n, d in zip(names, domains)])
     evaluations = 0
+    best_seen: list[Any] = [x0, math.inf]  # the search stops at the budget and keeps the best point so far
 
     def build(x: Sequence[float] | np.ndarray) -> Model:
         values = {n: _from_free(d, float(v)) for n, d, v in zip(names, domains, x)}
@@ -167,34 +170,30 @@ def fit(
 
     def objective(x: Any) -> float:
         nonlocal evaluations
+        if evaluations >= max_evaluations:
+            raise _Budget
         evaluations += 1
+        point = np.atleast_1d(np.asarray(x, dtype=float)).copy()
         try:
-            candidate = build(np.atleast_1d(x))
+            candidate = build(point)
         except ValueError:  # outside the model's domain (e.g. a probability rounded to 1)
             return math.inf
         value = _score(candidate, train, metric)
-        return value if math.isfinite(value) else math.inf
+        value = value if math.isfinite(value) else math.inf
+        if value < best_seen[1]:
+            best_seen[:] = [point, value]
+        return value
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)  # a rare unconverged match moves the search little
-        if len(names) == 1:
-            found = minimize_scalar(objective, bounds=(x0[0] - 10.0, x0[0] + 6.0), method="bounded",
-                                    options={"xatol": 1e-3, "maxiter": max_evaluations})
-            best = np.array([found.x])
-        else:
-            simplex = np.vstack([x0] + [x0 + 0.7 * e for e in np.eye(len(x0))])
-            # Bounds keep a parameter the data does not constrain (tau on a history of luck, a draw
-            # probability without draws) from wandering to 1e-70 while the search spends its budget there.
-            bounds = [(-12.0, 12.0) if d == "probability" else (x - 10.0, x + 6.0) for d, x in zip(domains, x0)]
-            found = minimize(objective, x0, method="Nelder-Mead", bounds=bounds,
-                             options={"initial_simplex": simplex, "xatol": 1e-2, "fatol": 1e-6,
-                                      "maxfev": max_evaluations})
-            best = np.asarray(found.x)
-    # The search's best point; the starting point if nothing beat it.
-    fitted = build(best)
-    train_value = _score(fitted, train, metric)
+        try:
+            _search(objective, x0, domains, max_evaluations)
+        except _Budget:
+            pass
+    # The search's best point; the model as given if nothing beat it (or the budget was 0).
+    fitted, train_value = build(best_seen[0]), float(best_seen[1])
     start_value = _score(base, train, metric)
-    if start_value < train_value:
+    if not start_value >= train_value:
         fitted, train_value = base, start_value
     report = evaluate(packed, {cls.__name__: fitted}, min_games=min_games, start=cut)
     sign = -1.0 if metric == "log_likelihood" else 1.0
@@ -203,4 +202,22 @@ def fit(
         params={n: float(getattr(fitted, n)) for n in names}, metric=metric, split=cut,
         evaluations=evaluations, seconds=time.perf_counter() - began, report=report,
     )
+
+
+class _Budget(Exception):
+    """The search used its ``max_evaluations``."""
+
+
+def _search(objective: Any, x0: np.ndarray, domains: list[str], max_evaluations: int) -> None:
+    """Minimize ``objective`` from ``x0`` (free coordinates); the objective keeps its best point."""
+    if len(x0) == 1:
+        minimize_scalar(objective, bounds=(x0[0] - 10.0, x0[0] + 6.0), method="bounded",
+                        options={"xatol": 1e-3, "maxiter": max_evaluations})
+    else:
+        simplex = np.vstack([x0] + [x0 + 0.7 * e for e in np.eye(len(x0))])
+        # Bounds keep a parameter the data does not constrain (tau on a history of luck, a draw
+        # probability without draws) from wandering to 1e-70 while the search spends its budget there.
+        bounds = [(-12.0, 12.0) if d == "probability" else (x - 10.0, x + 6.0) for d, x in zip(domains, x0)]
+        minimize(objective, x0, method="Nelder-Mead", bounds=bounds,
+                 options={"initial_simplex": simplex, "xatol": 1e-2, "fatol": 1e-6, "maxfev": max_evaluations})
 

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from .numerics import jit, log1mexp, log_ndtr, log_ndtr_diff, logsumexp, norm_logpdf
+from .numerics import jit, log1mexp, log_ndtr, log_ndtr_diff, logaddexp, logsumexp, norm_logpdf
 
 __all__ = ["DENSITIES", "log_order", "rank_probabilities", "log_win_probabilities"]
 
@@ -671,7 +671,8 @@ def log_win_pair(kind: int, shape: float, la: float, sa: float, lb: float, sb: f
 
     Closed forms where they exist: Gaussian ``log Phi(+-(l_a - l_b) / sqrt(s_a^2 + s_b^2))``; Gumbel with equal
     scales the logistic ``-log(1 + exp(-+(l_a - l_b) / s))`` (the difference of two Gumbels, McFadden 1974);
-    otherwise :func:`log_win` on the grid.  Equal locations and scales give two equal values exactly.
+    otherwise the ordering likelihood of each order (:func:`log_outcome`), whose grid follows the upset
+    where the two performances meet.  Equal locations and scales give two equal values exactly.
     """
     if kind == GAUSSIAN:
         d = (la - lb) / math.sqrt(sa * sa + sb * sb)
@@ -683,9 +684,12 @@ def log_win_pair(kind: int, shape: float, la: float, sa: float, lb: float, sb: f
         return z - math.log1p(math.exp(z)), -math.log1p(math.exp(z))
     loc = np.array([la, lb])
     scale = np.array([sa, sb])
-    out = np.empty(2)
-    log_win(loc, scale, kind, shape, out, 1.0)
-    return out[0], out[1]
+    size = np.ones(2)
+    none = np.empty(0)
+    ahead = log_outcome(loc, scale, kind, shape, np.array([0, 1]), size, 0.0, False, none, none, 1.0)
+    behind = log_outcome(loc, scale, kind, shape, np.array([1, 0]), size, 0.0, False, none, none, 1.0)
+    total = logaddexp(ahead, behind)  # 1 to about 1e-11; normalized so the two are a distribution exactly
+    return ahead - total, behind - total
 
 
 # -- the public, validating layer -------------------------------------------------------------------------------

@@ -114,9 +114,10 @@ def simulate(
         raise ValueError(f"'players' must be at least teams * team_size = {k} distinct players. Got {len(names)}.")
     if not (isinstance(draw_probability, (int, float)) and 0.0 <= draw_probability < 1.0):
         raise ValueError(f"'draw_probability' must be in [0, 1). Got {draw_probability!r}.")
-    if not (isinstance(skill_sd, (int, float)) and skill_sd >= 0 and math.isfinite(skill_sd)):
+    if isinstance(skill_sd, bool) or not (isinstance(skill_sd, (int, float)) and skill_sd >= 0 and math.isfinite(skill_sd)):
         raise ValueError(f"'skill_sd' must be a finite number >= 0. Got {skill_sd!r}.")
-    if not (isinstance(skill_drift, (int, float)) and skill_drift >= 0 and math.isfinite(skill_drift)):
+    if isinstance(skill_drift, bool) or not (
+            isinstance(skill_drift, (int, float)) and skill_drift >= 0 and math.isfinite(skill_drift)):
         raise ValueError(f"'skill_drift' must be a finite number >= 0. Got {skill_drift!r}.")
     rng = np.random.default_rng(seed)
     skill = rng.normal(0.0, skill_sd, size=len(names))

@@ -1,0 +1,85 @@
+"""benchmarks/evaluate_real.py, the generator of docs/evaluation.md, runs and writes what the README promises.
+
+Run on two small real data sets (skipped where ../shared/data is absent) into a temporary file; the figures it
+writes are checked against podium.evaluate run here on the same data.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+import podium
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT.parent / "shared" / "data"
+NAMES = ["chess_worldcup", "riichi_mahjong"]
+
+
+def _module():
+    spec = importlib.util.spec_from_file_location("evaluate_real", ROOT / "benchmarks" / "evaluate_real.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["evaluate_real"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def document(tmp_path_factory: pytest.TempPathFactory) -> str:
+    if not all((DATA / n / "matches.jsonl.gz").exists() for n in NAMES):
+        pytest.skip(f"the real data sets are not at {DATA}")
+    out = tmp_path_factory.mktemp("docs") / "evaluation.md"
+    assert _module().main(["--datasets", ",".join(NAMES), "--out", str(out)]) == 0
+    assert out.with_suffix(".png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    return out.read_text(encoding="utf-8")
+
+
+def _row(document: str, title: str, name: str) -> list[str]:
+    section = document.split(f"## {title}", 1)[1].split("\n## ", 1)[0]
+    header = next(line for line in section.splitlines() if line.startswith("| data set"))
+    row = next(line for line in section.splitlines() if line.startswith(f"| {name} |"))
+    cells = [c.strip().strip("*") for c in row.strip("|").split("|")]
+    columns = [c.strip().replace(" **(fitted)**", " fitted") for c in header.strip("|").split("|")]
+    return [f"{c}={v}" for c, v in zip(columns, cells)]
+
+
+def test_every_metric_table_has_every_model_and_data_set(document: str) -> None:
+    for title in ("Pair log loss", "Pair error", "Log-likelihood per match"):
+        for name in NAMES:
+            cells = dict(c.split("=", 1) for c in _row(document, title, name))
+            for model in ("PlackettLuce", "TrueSkill", "Thurstone fitted", "TrueSkill fitted", "trueskill pkg",
+                          "openskill PL"):
+                assert model in cells, (title, name, model)
+    assert "held-out" in document and "(fitted)" in document
+
+
+def test_the_default_columns_equal_podium_evaluate_on_the_held_out_part(document: str) -> None:
+    # The document's default-model figures are podium.evaluate's with start = round(0.7 M), recomputed here.
+    for name in NAMES:
+        matches = podium.read_matches(DATA / name / "matches.jsonl.gz", errors="skip")
+        cut = round(0.7 * len(matches))
+        report = podium.evaluate(matches, {"PlackettLuce": podium.PlackettLuce(), "TrueSkill": podium.TrueSkill()},
+                                 start=cut)
+        cells = dict(c.split("=", 1) for c in _row(document, "Pair log loss", name))
+        for model in ("PlackettLuce", "TrueSkill"):
+            assert float(cells[model]) == pytest.approx(report[model]["pair_log_loss"], abs=5e-5)
+        held = re.search(rf"\| {name} \| ([\d,]+) \(([\d,]+)\)", document)
+        assert held is not None
+        assert int(held.group(1).replace(",", "")) == len(matches)
+        assert int(held.group(2).replace(",", "")) == len(matches) - cut
+
+
+def test_the_verdict_row_agrees_with_the_table(document: str) -> None:
+    for name in NAMES:
+        cells = dict(c.split("=", 1) for c in _row(document, "Pair log loss", name))
+        verdict = next(line for line in document.splitlines() if line.startswith(f"| {name} | T"))
+        parts = [p.strip().strip("*") for p in verdict.strip("|").split("|")]
+        ours = float(cells[f"{parts[1]} fitted"])
+        assert float(parts[2]) == pytest.approx(ours, abs=1e-4)
+        beats = ours < float(cells["trueskill pkg"]) and ours < float(cells["openskill PL"])
+        assert parts[5] == ("yes" if beats else "no")
