@@ -158,6 +158,7 @@ def run(name: str, path: Path) -> dict[str, Any]:
         fit_info[label] = {"params": result.params, "seconds": time.perf_counter() - t,
                            "evaluations": result.evaluations, "train": result.train_score}
         fitted[f"{label} fitted"] = result.model
+        fit_info[label]["model"] = result.model
         cut = result.split
     peers: dict[str, Any] = {"trueskill pkg": TrueSkillPackage(), "openskill PL": OpenSkillPlackettLuce()}
     with warnings.catch_warnings():
@@ -165,7 +166,8 @@ def run(name: str, path: Path) -> dict[str, Any]:
         t = time.perf_counter()
         report = podium.evaluate(matches, {**defaults, **fitted, **peers}, start=cut)
         evaluate_seconds = time.perf_counter() - t
-    return {
+    out = {"matches_data": matches, "cut": cut}
+    return out | {
         "name": name, "matches": len(matches), "held_out": len(matches) - cut, "players": len(matches.players),
         "skipped": skipped_records if skipped else 0, "report": report, "fit": fit_info,
         "load_seconds": load, "evaluate_seconds": evaluate_seconds,
@@ -221,6 +223,55 @@ def verdict_lines(results: Sequence[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def sensitivity(r: dict[str, Any], label: str) -> tuple[float, float, float, float, int]:
+    """How well the training part pins the fitted model down.  Over a grid of every fitted hyperparameter
+    halved, kept and doubled (a probability kept below 0.95), all combinations: the training and held-out
+    pair log loss of the fitted point, and of the grid point the held-out part likes best."""
+    model = r["fit"][label]["model"]
+    params = r["fit"][label]["params"]
+    matches, cut = r["matches_data"], r["cut"]
+    train, held = [], []
+    grid = [{}]
+    for name, value in params.items():
+        factors = [0.5, 1.0, 2.0]
+        grid = [g | {name: min(value * f, 0.95) if name == "draw_probability" else value * f}
+                for g in grid for f in factors]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", podium.ConvergenceWarning)
+        for g in grid:
+            candidate = type(model)(**(model.get_params() | g))
+            train.append(podium.evaluate(matches[:cut], {"m": candidate})["m"]["pair_log_loss"])
+            held.append(podium.evaluate(matches, {"m": candidate}, start=cut)["m"]["pair_log_loss"])
+    centre = grid.index({name: (min(v, 0.95) if name == "draw_probability" else v) for name, v in params.items()})
+    best = int(np.argmin(held))
+    return train[centre], held[centre], train[best], held[best], len(grid)
+
+
+def shortfall_lines(results: Sequence[dict[str, Any]]) -> list[str]:
+    """Why, where fitted TrueSkill / Thurstone does not beat both peers."""
+    lines: list[str] = []
+    for r in results:
+        report: Report = r["report"]
+        s = report.scores
+        ours = min(("TrueSkill fitted", "Thurstone fitted"), key=lambda n: s[n]["pair_log_loss"])
+        peer = min(("trueskill pkg", "openskill PL"), key=lambda n: s[n]["pair_log_loss"])
+        if s[ours]["pair_log_loss"] < s[peer]["pair_log_loss"]:
+            continue
+        diff, se = report.difference(ours, peer, "pair_log_loss")
+        fit_train, fit_held, best_train, best_held, n = sensitivity(r, ours.replace(" fitted", ""))
+        verdict = ("not a difference this held-out part can resolve" if abs(diff) < 2 * se
+                   else "a real shortfall")
+        lines.append(
+            f"**{r['name']}**: {peer} is ahead by {diff:.4f} ± {se:.4f} ({diff / se:.1f} standard errors, on "
+            f"{report.pairs:,} decided held-out pairs): {verdict}. Halving, keeping and doubling each of the "
+            f"fitted {ours.replace(' fitted', '')}'s hyperparameters ({n} combinations), the one the held-out "
+            f"part likes best scores {best_held:.4f} there (the fit: {fit_held:.4f}), and on the training part "
+            f"{best_train:.4f} against the fit's {fit_train:.4f}: "
+            + ("the training part points away from it, so no fit on the training part alone would choose it."
+               if best_train > fit_train else "the search stopped short of it, a failure of the fit."))
+    return lines
+
+
 def write(results: Sequence[dict[str, Any]], out: Path, seconds: float) -> None:
     lines = [
         "# Evaluation on real data",
@@ -246,7 +297,13 @@ def write(results: Sequence[dict[str, Any]], out: Path, seconds: float) -> None:
         "",
         *verdict_lines(results),
         "",
+        "The difference is the fitted model's held-out pair log loss minus the better peer's, on the same pairs; "
+        "its standard error treats matches as independent (`Report.difference`).",
+        "",
     ]
+    shortfalls = shortfall_lines(results)
+    if shortfalls:
+        lines += ["Where it does not:", ""] + [f"- {line}" for line in shortfalls] + [""]
     for metric in ("pair_log_loss", "pair_error", "log_likelihood"):
         lines += [f"## {METRIC_TITLES[metric]}", "", *metric_table(results, metric), ""]
     lines += ["## The data and the time taken", "",
