@@ -529,8 +529,8 @@ def test_min_games_counts_earlier_matches_per_player() -> None:
 
 
 # -- 5. duck-typed raters -----------------------------------------------------------------------------------------------
-class Adapter:
-    """Not a podium Model: forwards to one, so evaluate takes its match-by-match Python path."""
+class NoLikelihood:
+    """Only what the Rater protocol requires; not a podium Model, so evaluate takes its Python path."""
 
     def __init__(self, model: podium.Model) -> None:
         self.model = model
@@ -541,6 +541,10 @@ class Adapter:
     def win_probabilities(self, teams: Sequence[Sequence[str]], ratings: Mapping[str, Any],
                           weights: Sequence[Sequence[float]] | None = None) -> np.ndarray:
         return self.model.win_probabilities(teams, ratings, weights)
+
+
+class Adapter(NoLikelihood):
+    """Forwards everything, the log-likelihood too, to a podium model through the match-by-match path."""
 
     def log_likelihood(self, match: Match, ratings: Mapping[str, Any]) -> float:
         return self.model.log_likelihood(match, ratings)
@@ -554,20 +558,6 @@ class QualityAdapter(Adapter):
                 weights: Sequence[Sequence[float]] | None = None) -> float:
         assert isinstance(self.model, podium.TrueSkill)
         return self.model.quality(teams, ratings, weights)
-
-
-class NoLikelihood:
-    """Only what the Rater protocol requires."""
-
-    def __init__(self, model: podium.Model) -> None:
-        self.model = model
-
-    def rate(self, match: Match, ratings: Mapping[str, Any]) -> dict[str, Rating]:
-        return self.model.rate(match, ratings)
-
-    def win_probabilities(self, teams: Sequence[Sequence[str]], ratings: Mapping[str, Any],
-                          weights: Sequence[Sequence[float]] | None = None) -> np.ndarray:
-        return self.model.win_probabilities(teams, ratings, weights)
 
 
 def unweighted(history: Sequence[Match]) -> list[Match]:

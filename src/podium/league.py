@@ -16,7 +16,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .match import Match, MatchError, Matches
-from .models.base import Model, _History, _State, team_strength
+from .models.base import Model, _History, _State, most_teams, team_strength
 from .models.elo import GRADIENT, LOGISTIC, pair_outcome, pair_score, pairwise_gradient
 from .models.plackett_luce import plackett_luce_gradient
 from .numerics import jit
@@ -54,10 +54,7 @@ def replay_likelihood(
     that only the log-likelihood needs and ``loglik`` receives zeros.
     """
     n_matches = len(match_start) - 1
-    width = 2
-    for m in range(n_matches):
-        if match_start[m + 1] - match_start[m] > width:
-            width = match_start[m + 1] - match_start[m]
+    width = most_teams(match_start)
     s = np.empty(width)
     grad = np.empty(width)
     fw = np.empty(7 * width + 2)

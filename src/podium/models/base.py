@@ -187,6 +187,15 @@ class Model(ABC):
 
 
 @jit
+def most_teams(match_start: NDArray[np.int64]) -> int:
+    """The largest number of teams in one match (at least 2): the size of a replay's scratch arrays."""
+    width = 2
+    for m in range(len(match_start) - 1):
+        width = max(width, match_start[m + 1] - match_start[m])
+    return width
+
+
+@jit
 def team_strength(team_start: NDArray[np.int64], t: int, row: NDArray[np.int64], weight: NDArray[np.float64],
                   mu: NDArray[np.float64]) -> float:
     """Team ``t``'s strength: the partial-play weighted sum ``sum_i w_i mu_i`` of its members."""

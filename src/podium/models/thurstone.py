@@ -32,7 +32,7 @@ from ..rating import Rating
 from ..ordering import DENSITIES, GAUSSIAN, density_code, log_outcome
 from .elo import GAUSSIAN as ELO_GAUSSIAN
 from .elo import GRADIENT, pair_outcome, pair_score
-from .base import Model, _History, _State, _state_rows, team_strength
+from .base import Model, _History, _State, _state_rows, most_teams, team_strength
 
 __all__ = ["Thurstone"]
 
@@ -76,9 +76,7 @@ def replay_thurstone(
     loglik: NDArray[np.float64],
 ) -> None:
     """Replay a history under :class:`Thurstone`, in place (same arrays as the Elo family's replay)."""
-    width = 2
-    for m in range(len(match_start) - 1):
-        width = max(width, match_start[m + 1] - match_start[m])
+    width = most_teams(match_start)
     loc = np.empty(width)
     sc = np.empty(width)
     size = np.ones(width)

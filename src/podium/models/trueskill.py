@@ -64,7 +64,7 @@ from ..match import Match, Matches
 from ..numerics import jit, log_ndtr, log_ndtr_diff, truncate_above, truncate_between
 from ..ordering import GAUSSIAN, log_outcome, log_win_probabilities, rank_groups
 from ..rating import Rating
-from .base import Model, _History, _State, _state_rows
+from .base import Model, _History, _State, _state_rows, most_teams
 
 __all__ = ["TrueSkill", "ConvergenceWarning"]
 
@@ -481,9 +481,7 @@ def log_qualities(match_start: NDArray[np.int64], team_start: NDArray[np.int64],
                   weight: NDArray[np.float64], mu: NDArray[np.float64], sigma: NDArray[np.float64], beta2: float,
                   out: NDArray[np.float64]) -> None:
     """``out[m]`` = :func:`log_match_quality` of match ``m`` (``row[p]``: the rating row of player slot ``p``)."""
-    width = 2
-    for m in range(len(match_start) - 1):
-        width = max(width, match_start[m + 1] - match_start[m])
+    width = most_teams(match_start)
     tm = np.empty(width)
     skill = np.empty(width)
     noise = np.empty(width)
