@@ -204,6 +204,8 @@ def metric_table(results: Sequence[dict[str, Any]], metric: str) -> list[str]:
         comparable = [v for c, v in zip(columns, values) if math.isfinite(v) and not c.startswith("PairwiseElo")
                       or (metric != "log_likelihood" and math.isfinite(v))]
         best = (max(comparable) if higher else min(comparable)) if comparable else math.nan
+        if higher:  # log-likelihoods of different families measure different things: mark no winner
+            best = math.nan
         lines.append("| " + " | ".join([r["name"]] + [_cell(v, v == best) for v in values]) + " |")
     return lines
 

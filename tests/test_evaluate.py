@@ -930,3 +930,17 @@ def test_property_evaluate_equals_the_hand_loop(case: tuple[list[Match], int, in
         for other in PROPERTY_MODELS:
             c = report.challenged[name][other]
             assert (math.isnan(c) and report.pairs == 0) or 0.0 <= c <= 1.0
+
+
+def test_a_model_class_instead_of_an_instance_is_a_clear_error() -> None:
+    with pytest.raises(TypeError, match=r"Pass Elo\(\) instead"):
+        podium.evaluate(podium.simulate(10, 20, seed=1).matches, {"elo": podium.Elo})
+
+
+def test_a_rater_giving_nan_is_refused() -> None:
+    class Broken(NoLikelihood):
+        def win_probabilities(self, teams, ratings, weights=None):
+            return [math.nan, math.nan]
+
+    with pytest.raises(ValueError, match="win_probabilities"):
+        podium.evaluate(podium.simulate(10, 20, seed=1).matches, {"b": Broken(podium.Elo())})

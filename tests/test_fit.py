@@ -603,3 +603,17 @@ def test_equal_competitors_get_exactly_equal_values(kind: int, shape: float) -> 
         a, b = log_win_pair(kind, shape, float(loc), float(scale), float(loc), float(scale))
         assert a == b
         assert a == pytest.approx(-math.log(2.0), abs=1e-8)
+
+
+def test_fit_refuses_a_training_part_with_nothing_to_score() -> None:
+    sim = podium.simulate(50, 400, seed=2)
+    with pytest.raises(ValueError, match="'min_games'"):
+        podium.fit(podium.TrueSkill, sim.matches, min_games=10**6)
+
+
+def test_fit_starts_from_a_draw_probability_of_zero_without_warnings() -> None:
+    # pytest turns warnings into errors: scipy's "initial guess is not within the bounds" would fail this
+    sim = podium.simulate(80, 2000, seed=4)
+    result = podium.fit(podium.TrueSkill(draw_probability=0.0), sim.matches)
+    assert result.train_score <= podium.evaluate(sim.matches[:result.split], {"m": podium.TrueSkill(
+        draw_probability=0.0)})["m"]["pair_log_loss"] + 1e-12

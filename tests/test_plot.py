@@ -95,22 +95,29 @@ def test_calibration_bins_equal_a_hand_computation(long_report: podium.Report, b
         assert len(p) == len(won) == long_report.pairs
         assert np.all((p >= 0) & (p <= 1))
         pred, obs, count = plot.calibration_bins(long_report, name, bins)
-        hand_pred, hand_obs, hand_count = _bins_by_hand(p, won, bins)
+        # every pair from both sides: (p, finished ahead) and (1 - p, finished behind)
+        hand_pred, hand_obs, hand_count = _bins_by_hand(np.concatenate([p, 1 - p]), np.concatenate([won, ~won]), bins)
         assert count.tolist() == hand_count
         np.testing.assert_allclose(pred, hand_pred, rtol=1e-12, atol=0)
         np.testing.assert_allclose(obs, hand_obs, rtol=1e-12, atol=0)
-        assert int(count.sum()) == long_report.pairs
+        assert int(count.sum()) == 2 * long_report.pairs
         assert np.all(count > 0)
         # equal-width bins: each bin's mean lies in its bin, and the bins come in increasing order
         assert np.all(np.diff(pred) > 0)
 
 
-def test_a_single_bin_is_the_overall_mean(long_report: podium.Report) -> None:
-    p, won = long_report.pair_predictions("elo gaussian")
+def test_the_diagram_does_not_depend_on_the_listing_order(long_report: podium.Report) -> None:
+    # One bin holds both sides of every pair: predicted and observed are 1/2 exactly.
     pred, obs, count = plot.calibration_bins(long_report, "elo gaussian", 1)
-    assert count.tolist() == [long_report.pairs]
-    assert pred[0] == pytest.approx(float(np.mean(p)), rel=1e-12)
-    assert obs[0] == pytest.approx(float(np.mean(won)), rel=1e-12)
+    assert count.tolist() == [2 * long_report.pairs]
+    assert pred[0] == pytest.approx(0.5, rel=1e-12) and obs[0] == 0.5
+    # Listing the winner first (as many files do) gives the same diagram as the order simulate chose.
+    sim = podium.simulate(60, 1500, seed=5)
+    winner_first = [podium.Match(sorted(m.teams, key=lambda t: m.ranks[m.teams.index(t)]), [0, 1]) for m in sim.matches]
+    as_is = podium.evaluate(sim.matches, {"ts": podium.TrueSkill()})
+    sorted_ = podium.evaluate(winner_first, {"ts": podium.TrueSkill()})
+    for a, b in zip(plot.calibration_bins(as_is, "ts", 10), plot.calibration_bins(sorted_, "ts", 10)):
+        np.testing.assert_allclose(a, b, rtol=1e-9)
 
 
 def test_calibration_bins_edges() -> None:
@@ -124,9 +131,10 @@ def test_calibration_bins_edges() -> None:
             return probs, won
 
     pred, obs, count = plot.calibration_bins(Stub(), "m", 4)  # type: ignore[arg-type]
-    assert count.tolist() == [1, 1, 3, 1]
-    np.testing.assert_allclose(pred, [0.0, 0.25, (0.5 + 0.5 + 0.74) / 3, 1.0])
-    np.testing.assert_allclose(obs, [0.0, 1.0, 2 / 3, 1.0])
+    # the pairs and their mirror images (1 - p, not won): 0, 0 | 0.25, 0.26 | 0.5 x4, 0.74 | 0.75, 1, 1
+    assert count.tolist() == [2, 2, 5, 3]
+    np.testing.assert_allclose(pred, [0.0, 0.255, (4 * 0.5 + 0.74) / 5, 2.75 / 3])
+    np.testing.assert_allclose(obs, [0.0, 0.5, 3 / 5, 2 / 3])
 
 
 @pytest.mark.parametrize("bins", [0, -1, 2.5, True, "10", None])

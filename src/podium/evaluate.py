@@ -9,7 +9,12 @@ of teams, draws and non-finishers:
   counts one half.  The fraction of wrong pairs over the whole history.
 * ``pair_log_loss`` -- over the same pairs, the mean of ``-log p`` with ``p`` that probability for the team
   that did finish ahead.
-* ``log_likelihood`` -- the mean per match of ``model.log_likelihood(match, ratings_before)``.
+* ``log_likelihood`` -- the mean per match of ``model.log_likelihood(match, ratings_before)``.  Compare it
+  within a family: only TrueSkill gives a draw a probability of its own (the draw margin); the Elo family
+  scores a draw as half a win and half a loss, and PairwiseElo's is its pairwise composite likelihood.
+
+Predictions use the ratings as they stand before the match, as ``model.win_probabilities(teams, ratings)``
+does: TrueSkill's dynamics (``tau``, ``drift``) are added only when the match is rated.
 * the paper's *challenged* comparison -- for every ordered pair of models ``A, B``, ``B``'s ``pair_error`` on
   the fraction ``challenge`` of matches that ``A`` considers most tightly matched: highest match quality
   (TrueSkill, eq. 7) or, for models without quality, highest predicted uncertainty (the mean over the match's
@@ -156,7 +161,8 @@ class _Predictions:
     log_ahead_a: NDArray[np.float64]          # log P(a ahead of b), per pair
     log_ahead_b: NDArray[np.float64]          # log P(b ahead of a)
     log_likelihood: NDArray[np.float64] | None  # per match, None where the model defines none
-    tightness: NDArray[np.float64] | None     # per match: quality, or the favourite's probability of losing
+    tightness: NDArray[np.float64] | None     # per match, higher = tighter: log quality, or the favourite's
+    #                                           probability of losing (only its order within a model matters)
     seconds: float
 
 
@@ -189,7 +195,8 @@ def _predict_podium(model: Model, s: _Structure, want_ll: bool, want_tight: bool
     tight = None
     if want_tight:
         log_quality = getattr(model, "_log_qualities", None)
-        tight = np.exp(log_quality(s.slot_view, mu, sigma)) if log_quality is not None else _uncertainty(s, la, lb)
+        # Ranked in log space: a 200-team field's quality underflows exp to 0 and would tie every match.
+        tight = log_quality(s.slot_view, mu, sigma) if log_quality is not None else _uncertainty(s, la, lb)
     return _Predictions(la, lb, loglik, tight, time.perf_counter() - began)
 
 
@@ -227,6 +234,9 @@ def _predict_rater(rater: Any, s: _Structure, want_ll: bool, want_tight: bool) -
             i, j = int(s.a[k]) - t0, int(s.b[k]) - t0
             pair_weights = [weights[i], weights[j]] if match.weights is not None else None
             p = rater.win_probabilities([match.teams[i], match.teams[j]], before, pair_weights)
+            if not (0.0 <= p[0] <= 1.0 and 0.0 <= p[1] <= 1.0):
+                raise ValueError(f"{type(rater).__name__}.win_probabilities gave {list(p)!r} for match {m}; "
+                                 "probabilities must lie in [0, 1].")
             la[k] = math.log(p[0]) if p[0] > 0 else -np.inf
             lb[k] = math.log(p[1]) if p[1] > 0 else -np.inf
         if log_lik is not None:
@@ -239,6 +249,9 @@ def _predict_rater(rater: Any, s: _Structure, want_ll: bool, want_tight: bool) -
 
 
 def _predict(model: Any, s: _Structure, want_ll: bool = True, want_tight: bool = True) -> _Predictions:
+    if isinstance(model, type):
+        raise TypeError(f"'models' values must be model instances; got the class {model.__name__}. "
+                        f"Pass {model.__name__}() instead.")
     if isinstance(model, Model):
         return _predict_podium(model, s, want_ll, want_tight)
     if isinstance(model, Rater):
@@ -249,13 +262,18 @@ def _predict(model: Any, s: _Structure, want_ll: bool = True, want_tight: bool =
 
 
 # -- metrics -----------------------------------------------------------------------------------------------
+def _pair_scores(la: NDArray[np.float64], lb: NDArray[np.float64], won: NDArray[np.bool_]
+                 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Per pair, from ``log P(a ahead)``, ``log P(b ahead)`` and whether ``a`` finished ahead: the error
+    (1 when the favourite finished behind, 1/2 for a tied prediction) and ``-log p`` of the team ahead."""
+    log_win = np.where(won, la, lb)
+    log_lose = np.where(won, lb, la)
+    return (log_win < log_lose) + 0.5 * (log_win == log_lose), -log_win
+
+
 def _pair_terms(s: _Structure, pred: _Predictions) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Per counted pair: the error (0, 1/2 or 1) and ``-log p`` of the team that finished ahead."""
-    win_a = s.outcome[s.counted] > 0
-    log_win = np.where(win_a, pred.log_ahead_a[s.counted], pred.log_ahead_b[s.counted])
-    log_lose = np.where(win_a, pred.log_ahead_b[s.counted], pred.log_ahead_a[s.counted])
-    error = (log_win < log_lose) + 0.5 * (log_win == log_lose)
-    return error, -log_win
+    """Per counted pair: the error and ``-log p`` of the team that finished ahead."""
+    return _pair_scores(pred.log_ahead_a[s.counted], pred.log_ahead_b[s.counted], s.outcome[s.counted] > 0)
 
 
 def _mean(x: NDArray[np.float64]) -> float:
@@ -299,9 +317,8 @@ class Report:
     _log_ahead: dict[str, tuple[NDArray[np.float64], NDArray[np.float64]]] = field(default_factory=dict, repr=False)
     _pair_won: NDArray[np.bool_] = field(default_factory=lambda: np.zeros(0, bool), repr=False)
     _pair_match: NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, np.int64), repr=False)
-    # per scored match: each model's log-likelihood (None where it defines none), and the match's index
+    # per scored match: each model's log-likelihood (None where it defines none)
     _log_likelihood: dict[str, NDArray[np.float64] | None] = field(default_factory=dict, repr=False)
-    _scored_match: NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, np.int64), repr=False)
 
     def __getitem__(self, name: str) -> dict[str, float]:
         return self.scores[self._name(name)]
@@ -359,11 +376,8 @@ class Report:
         if metric not in ("pair_error", "pair_log_loss"):
             raise ValueError(f"'metric' must be 'pair_error' or 'pair_log_loss'. Got {metric!r} instead.")
         la, lb = self._log_ahead[self._name(name)]
-        log_win = np.where(self._pair_won, la, lb)
-        log_lose = np.where(self._pair_won, lb, la)
-        if metric == "pair_error":
-            return (log_win < log_lose) + 0.5 * (log_win == log_lose)
-        return -log_win
+        error, loss = _pair_scores(la, lb, self._pair_won)
+        return error if metric == "pair_error" else loss
 
     def to_dict(self) -> dict[str, Any]:
         """The figures as plain data (``NaN`` as ``None``), for JSON."""
@@ -511,7 +525,6 @@ def evaluate(
         _pair_won=won, _pair_match=s.pair_match[s.counted],
         _log_likelihood={n: p.log_likelihood[s.scored] if p.log_likelihood is not None else None
                          for n, p in preds.items()},
-        _scored_match=np.flatnonzero(s.scored),
     )
 
 

@@ -158,6 +158,11 @@ def fit(
     max_evaluations = _check_count("max_evaluations", max_evaluations)
 
     train = _Structure(packed[:cut], 0, min_games)  # the search sees only this slice
+    scored = int(train.scored.sum()) if metric == "log_likelihood" else int(train.counted.sum())
+    if scored == 0:
+        raise ValueError(
+            f"Nothing to fit on: the first {cut} matches ('split' = {split!r}) have no "
+            f"{'scored match' if metric == 'log_likelihood' else 'decided pair'} with 'min_games' = {min_games}.")
     fixed = base.get_params()
     domains = [space[n] for n in names]
     x0 = np.array([_to_free(d, base._fit_start(n)) for n, d in zip(names, domains)])
@@ -214,10 +219,11 @@ def _search(objective: Any, x0: np.ndarray, domains: list[str], max_evaluations:
         minimize_scalar(objective, bounds=(x0[0] - 10.0, x0[0] + 6.0), method="bounded",
                         options={"xatol": 1e-3, "maxiter": max_evaluations})
     else:
-        simplex = np.vstack([x0] + [x0 + 0.7 * e for e in np.eye(len(x0))])
         # Bounds keep a parameter the data does not constrain (tau on a history of luck, a draw
         # probability without draws) from wandering to 1e-70 while the search spends its budget there.
         bounds = [(-12.0, 12.0) if d == "probability" else (x - 10.0, x + 6.0) for d, x in zip(domains, x0)]
+        x0 = np.clip(x0, [lo for lo, _ in bounds], [hi for _, hi in bounds])  # a draw probability of 0 starts at -12
+        simplex = np.vstack([x0] + [x0 + 0.7 * e for e in np.eye(len(x0))])
         minimize(objective, x0, method="Nelder-Mead", bounds=bounds,
                  options={"initial_simplex": simplex, "xatol": 1e-2, "fatol": 1e-6, "maxfev": max_evaluations})
 

@@ -679,9 +679,7 @@ def log_win_pair(kind: int, shape: float, la: float, sa: float, lb: float, sb: f
         return log_ndtr(d), log_ndtr(-d)
     if kind == GUMBEL and sa == sb:
         z = (la - lb) / sa
-        if z >= 0.0:
-            return -math.log1p(math.exp(-z)), -z - math.log1p(math.exp(-z))
-        return z - math.log1p(math.exp(z)), -math.log1p(math.exp(z))
+        return _logcdf(LOGISTIC, 0.0, z), _logcdf(LOGISTIC, 0.0, -z)
     loc = np.array([la, lb])
     scale = np.array([sa, sb])
     size = np.ones(2)

@@ -84,10 +84,17 @@ def trajectories(
 def calibration_bins(report: Report, name: str, bins: int = 10
                      ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.int64]]:
     """Pairs grouped by predicted probability into ``bins`` equal-width bins: ``(mean predicted, observed
-    frequency, count)`` per non-empty bin.  The prediction is for the first-listed team of each pair."""
+    frequency, count)`` per non-empty bin.
+
+    Every decided pair enters twice, once from each side (``p``, finished ahead) and (``1 - p``, finished
+    behind), so the diagram does not depend on the order the teams are listed in (many files list the
+    winner first) and is symmetric about ``(1/2, 1/2)``; counts are of these oriented pairs.
+    """
     if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)) or bins < 1:
         raise ValueError(f"'bins' must be a positive int. Got {bins!r} instead.")
-    p, won = report.pair_predictions(name)
+    p_first, won_first = report.pair_predictions(name)
+    p = np.concatenate([p_first, 1.0 - p_first])
+    won = np.concatenate([won_first, ~won_first])
     bins = int(bins)
     which = np.minimum((p * bins).astype(np.int64), bins - 1)
     count = np.bincount(which, minlength=bins)
@@ -103,8 +110,8 @@ def calibration(
 ) -> Any:
     """Predicted against observed pair outcomes: a well-calibrated model lies on the diagonal.
 
-    Every decided pair of the evaluated matches contributes the model's probability that its first-listed
-    team finishes ahead and whether it did; the marker area grows with the number of pairs in the bin.
+    Every decided pair of the evaluated matches contributes the model's probability that each team finishes
+    ahead and whether it did (:func:`calibration_bins`); the marker area grows with the number of pairs.
     """
     fig, ax = _axes(ax, (5.5, 5.0))
     ax.plot([0, 1], [0, 1], color="0.6", lw=1, ls="--", label="perfect")
@@ -115,7 +122,7 @@ def calibration(
             ax.scatter(pred, obs, s=8 + 80 * count / max(count.max(), 1), alpha=0.3)
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1)
-    ax.set_xlabel("predicted P(first team ahead)")
+    ax.set_xlabel("predicted P(ahead), each pair from both sides")
     ax.set_ylabel("observed frequency")
     ax.set_title(f"calibration ({report.pairs:,} pairs)")
     ax.grid(alpha=0.3)
