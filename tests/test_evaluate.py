@@ -86,12 +86,13 @@ def hand_loop(matches: Sequence[Match], model: Any, *, start: int = 0, min_games
     """Predict each match from the ratings before it, then rate it (module docstring, literally).
 
     Tightness: ``quality(match, before)`` if given, else ``model.quality`` (with the match's weights for a
-    podium TrueSkill, as ``quality(teams, ratings)`` for any other rater that has one), else the mean over ALL
+    podium TrueSkill, as ``quality(teams, ratings)`` for any other library's rater that has one), else the mean over ALL
     pairs of the match (drawn and non-finisher pairs too) of ``min(p_ab, p_ba)``.
     """
     if quality is None and isinstance(model, podium.TrueSkill):
         quality = lambda m, before: model.quality(m.teams, before, m.weights)  # noqa: E731
-    elif quality is None and hasattr(model, "quality"):  # a duck-typed rater: the Rater protocol's signature
+    elif quality is None and hasattr(model, "quality") and not isinstance(model, podium.Model):
+        # a duck-typed rater: the Rater protocol's signature (podium's other models rank by upset probability)
         quality = lambda m, before: model.quality(m.teams, before)  # noqa: E731
     h = Hand()
     ratings: dict[str, Any] = {}

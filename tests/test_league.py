@@ -136,3 +136,62 @@ def test_models_without_uncertainty_refuse_a_sigma() -> None:
 def test_record_of_something_else_is_a_match_error() -> None:
     with pytest.raises(podium.MatchError, match="'match' must be a podium.Match"):
         League(Elo()).record([["a"], ["b"]])  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("model", [PlackettLuce(), podium.Thurstone(), podium.TrueSkill(drift=0.3, tau=0.1)],
+                         ids=["plackett-luce", "thurstone", "trueskill-drift"])
+def test_continuing_from_saved_states_equals_one_replay(model) -> None:
+    # The league server's path: each match rated from its players' saved states (mu, sigma, games, last
+    # time) in a fresh League must give exactly what one replay of the whole history gives.
+    sim = podium.simulate(40, 600, teams=3, seed=11)
+    matches = [Match(m.teams, m.ranks, m.weights, time=float(i), id=m.id) for i, m in enumerate(sim.matches)]
+    whole = League(model)
+    whole.record_many(matches)
+    saved: dict[str, podium.PlayerState] = {}
+    for match in matches:
+        step = League(model, keep_history=False)
+        step.set_states({p: saved[p] for p in match.players if p in saved})
+        step.record(match)
+        saved.update(step.states(match.players))
+    def key(states: dict[str, podium.PlayerState]) -> dict[str, tuple[float, float, int, float]]:
+        return {p: (s.mu, s.sigma, s.games, -1.0 if math.isnan(s.last_time) else s.last_time) for p, s in states.items()}
+
+    assert key(saved) == key(whole.states())  # bit for bit: same kernel, same numbers
+    assert all(s.games == whole.games(p) for p, s in saved.items())
+    someone = matches[0].players[0]
+    if isinstance(model, podium.TrueSkill):  # the time of the player's last match, for drift
+        assert saved[someone].last_time == max(i for i, m in enumerate(matches) if someone in m.players)
+
+
+def test_slots_give_each_players_rating_after_each_match() -> None:
+    league = League(podium.TrueSkill())
+    matches = [Match([["a"], ["b"]]), Match([["b"], ["c"], ["a"]]), Match([["c"], ["a"]])]
+    league.record_many(matches)
+    match, player, mu, sigma = league.slots(1)
+    assert match.tolist() == [1, 1, 1, 2, 2] and player == ["b", "c", "a", "c", "a"]
+    assert (mu[-1], sigma[-1]) == (league.rating("a").mu, league.rating("a").sigma)
+    trajectory = league.trajectory("c")
+    assert mu[[1, 3]].tolist() == trajectory.mu.tolist()
+    with pytest.raises(ValueError, match="keep_history"):
+        League(podium.TrueSkill(), keep_history=False).slots()
+
+
+def test_set_states_validates() -> None:
+    with pytest.raises(TypeError, match="PlayerState"):
+        League(Elo()).set_states({"a": Rating(1500.0)})  # type: ignore[dict-item]
+    with pytest.raises(ValueError, match="sigma"):
+        League(Elo()).set_states({"a": podium.PlayerState(1500.0, 3.0, 0, math.nan)})
+
+
+@pytest.mark.parametrize("model, unit", [(Elo(), math.pi ** 2 / 6), (PlackettLuce(), math.pi ** 2 / 6),
+                                         (podium.Thurstone(), 1.0),
+                                         (podium.Thurstone(density="logistic"), math.pi ** 2 / 3)])
+def test_quality_of_models_without_uncertainty(model, unit) -> None:
+    # Closed form for two one-player teams at distance d (in units of the performance scale) and noise
+    # variance v per team: exp(-d^2 / (4 v)) -- eq. 7 of the TrueSkill paper with sigma = 0.
+    a, b = Rating(1700.0), Rating(1500.0)
+    scale = model.scale
+    d = (a.mu - b.mu) / scale
+    q = model.quality([["a"], ["b"]], {"a": a, "b": b})
+    assert q == pytest.approx(math.exp(-d * d / (4 * unit)), rel=1e-12)
+    assert model.quality([["a"], ["b"]], {}) == pytest.approx(1.0)

@@ -355,7 +355,7 @@ def test_convergence_warning_when_the_sweeps_run_out() -> None:
     ("tau", -0.1, "'tau' parameter of TrueSkill must be a non-negative float"),
     ("drift", float("nan"), "'drift' parameter of TrueSkill must be a non-negative float"),
     ("draw_probability", 1.0, "'draw_probability' parameter of TrueSkill must be a float in \\[0, 1\\). Got 1.0"),
-    ("max_iterations", 0, "'max_iterations' parameter of TrueSkill must be a positive int. Got 0"),
+    ("max_iterations", 0, "'max_iterations' parameter of TrueSkill must be a positive int below 2\\*\\*63. Got 0"),
     ("tolerance", "tiny", "'tolerance' parameter of TrueSkill must be a positive float. Got 'tiny'"),
 ])
 def test_bad_parameters(param: str, value: object, message: str) -> None:

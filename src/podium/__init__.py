@@ -8,14 +8,14 @@ kernel on first use and caches it on disk.
 from .evaluate import Report, evaluate
 from .fit import FitResult, fit
 from .io import read_matches, write_matches
-from .league import LeaderboardRow, League, Trajectory
+from .league import LeaderboardRow, League, PlayerState, Trajectory
 from .match import Match, MatchError, Matches
 from .models import ConvergenceWarning, Elo, Model, PairwiseElo, PlackettLuce, Thurstone, TrueSkill
 from .rating import Rating
 from .simulate import Simulation, simulate
 
 __all__ = [
-    "ConvergenceWarning", "Elo", "FitResult", "League", "LeaderboardRow", "Match", "MatchError", "Matches", "Model", "PairwiseElo",
+    "ConvergenceWarning", "Elo", "FitResult", "League", "LeaderboardRow", "Match", "MatchError", "Matches", "Model", "PairwiseElo", "PlayerState",
     "PlackettLuce", "Rating", "Report", "Simulation", "Thurstone", "Trajectory", "TrueSkill", "evaluate", "fit", "read_matches", "simulate", "write_matches",
 ]
 

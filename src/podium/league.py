@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -22,7 +22,7 @@ from .models.plackett_luce import plackett_luce_gradient
 from .numerics import jit
 from .rating import Rating
 
-__all__ = ["League", "LeaderboardRow", "Trajectory", "replay_likelihood", "team_strengths"]
+__all__ = ["League", "LeaderboardRow", "PlayerState", "Trajectory", "replay_likelihood", "team_strengths"]
 
 PAIRWISE, PLACKETT_LUCE = 0, 1
 _CHUNK = 65536  # matches per compiled call when a progress bar is shown
@@ -110,6 +110,21 @@ class LeaderboardRow:
     sigma: float
     score: float
     games: int
+
+
+class PlayerState(NamedTuple):
+    """Everything a model keeps about one player between matches.
+
+    ``games`` counts recorded matches; ``last_time`` is the time of the player's last match with a known
+    time (NaN if none), which TrueSkill's ``drift`` needs.  Saving these and restoring them with
+    :meth:`League.set_states` continues a population exactly where it stopped (the league server keeps
+    them in its database).
+    """
+
+    mu: float
+    sigma: float
+    games: int
+    last_time: float
 
 
 @dataclass(frozen=True)
@@ -275,6 +290,43 @@ class League:
             self._hist.append((rows[packed.player], slot_match + self._n_matches, packed.time[slot_match],
                                history.mu, history.sigma))
         self._n_matches += len(packed)
+
+    def set_states(self, states: Mapping[str, PlayerState]) -> None:
+        """Put players in the given states (adding them if new), e.g. to continue from a saved population."""
+        for name, state in states.items():
+            if not isinstance(name, str) or not isinstance(state, PlayerState):
+                raise TypeError(f"'states' must map player ids (str) to podium.PlayerState. Got {name!r}: {state!r:.80}.")
+            self.model._check_rating(name, Rating(state.mu, state.sigma))
+            row = self._add_player(name)
+            self._grow()
+            st = self._state
+            st.mu[row], st.sigma[row], st.games[row], st.last_time[row] = state.mu, state.sigma, state.games, state.last_time
+
+    def states(self, players: Iterable[str] | None = None) -> dict[str, PlayerState]:
+        """The full state of the given players (default: everyone seen); unknown players are left out."""
+        st, index = self._state, self._index
+        names = self._names if players is None else [p for p in players if p in index]
+        rows = [index[p] for p in names]
+        mu, sigma = st.mu[rows].tolist(), st.sigma[rows].tolist()
+        games, last = st.games[rows].tolist(), st.last_time[rows].tolist()
+        return {p: PlayerState(*values) for p, *values in zip(names, mu, sigma, games, last)}
+
+    def slots(self, start: int = 0) -> tuple[NDArray[np.int64], list[str], NDArray[np.float64], NDArray[np.float64]]:
+        """Every player's rating after each match from match ``start`` on (needs ``keep_history=True``).
+
+        Returns ``(match, player, mu, sigma)``, one entry per player of each match, in the order recorded;
+        ``match`` indexes everything the league recorded.
+        """
+        if not self.keep_history:
+            raise ValueError("This League was created with keep_history=False; it keeps no history.")
+        parts = [[], [], [], []]  # type: list[list[Any]]
+        for rows, match, _, mu, sigma in self._hist:
+            keep = match >= start
+            for part, arr in zip(parts, (match, rows, mu, sigma)):
+                part.append(arr[keep])
+        match_, rows_, mu_, sigma_ = (np.concatenate(p) if p else np.zeros(0) for p in parts)
+        names = self._names
+        return match_.astype(np.int64), [names[r] for r in rows_.astype(np.int64).tolist()], mu_.astype(float), sigma_.astype(float)
 
     # -- reading -----------------------------------------------------------------------------------------
     def __len__(self) -> int:

@@ -44,6 +44,14 @@ def _is_real(value: Any) -> bool:
     return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
 
 
+def _as_float(value: Any) -> float:
+    """``float(value)`` for a real number; an int too large for a float becomes inf (then refused as non-finite)."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf
+
+
 def parse_time(value: Time, field_name: str = "time") -> float:
     """Turn a match time into a float for the columnar form.
 
@@ -53,7 +61,7 @@ def parse_time(value: Time, field_name: str = "time") -> float:
     if value is None:
         return math.nan
     if _is_real(value):
-        number = float(value)  # type: ignore[arg-type]  # _is_real admitted only real numbers
+        number = _as_float(value)
         if not math.isfinite(number):
             raise MatchError(f"'{field_name}' must be a finite number, an ISO-8601 date or null. Got {value!r}.")
         return number
@@ -265,6 +273,8 @@ def _check_ranks(ranks: Any, n_teams: int) -> tuple[int | None, ...]:
             raise MatchError(f"'ranks[{i}]' must be a non-negative int or None. Got {_show(r)}.")
         if r < 0:
             raise MatchError(f"'ranks[{i}]' must be >= 0 (0 is best; None = did not finish). Got {r!r}.")
+        if r >= 2 ** 62:  # ranks are stored as int64; only their order matters
+            raise MatchError(f"'ranks[{i}]' must be below 2**62. Got {_show(r)}.")
         out.append(int(r))
     return tuple(out)
 
@@ -280,7 +290,7 @@ def _check_weights(weights: Any, teams: tuple[tuple[str, ...], ...]) -> tuple[tu
             raise MatchError(f"'weights[{i}]' must have one weight per player of teams[{i}] ({len(team)}). Got {_show(ws)}.")
         row = []
         for j, w in enumerate(ws):
-            if not _is_real(w) or not (0.0 < float(w) <= 1.0):
+            if not _is_real(w) or not (0.0 < _as_float(w) <= 1.0):
                 raise MatchError(f"'weights[{i}][{j}]' must be a number in (0, 1]. Got {_show(w)}.")
             row.append(float(w))
         out.append(tuple(row))

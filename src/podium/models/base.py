@@ -29,6 +29,14 @@ from ..rating import Rating
 __all__ = ["Model", "LikelihoodModel"]
 
 
+def _finite_number(value: int | float) -> bool:
+    """``math.isfinite`` that answers False, not OverflowError, for an int too large for a float."""
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
+
+
 class Model(ABC):
     """Base of every podium model: hyperparameter validation, repr, and the shared public methods."""
 
@@ -44,33 +52,35 @@ class Model(ABC):
 
     # -- validation (one place) -----------------------------------------------------------------
     def _positive(self, name: str, value: Any) -> float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
-            raise ValueError(f"The {name!r} parameter of {type(self).__name__} must be a positive float. Got {value!r} instead.")
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not _finite_number(value) or value <= 0:
+            raise ValueError(f"The {name!r} parameter of {type(self).__name__} must be a positive float. Got {value!r:.80} instead.")
         return float(value)
 
     def _non_negative(self, name: str, value: Any) -> float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
-            raise ValueError(f"The {name!r} parameter of {type(self).__name__} must be a non-negative float. Got {value!r} instead.")
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not _finite_number(value) or value < 0:
+            raise ValueError(f"The {name!r} parameter of {type(self).__name__} must be a non-negative float. Got {value!r:.80} instead.")
         return float(value)
 
     def _probability(self, name: str, value: Any) -> float:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value < 1.0:
-            raise ValueError(f"The {name!r} parameter of {type(self).__name__} must be a float in [0, 1). Got {value!r} instead.")
+            raise ValueError(f"The {name!r} parameter of {type(self).__name__} must be a float in [0, 1). Got {value!r:.80} instead.")
         return float(value)
 
     def _positive_int(self, name: str, value: Any) -> int:
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"The {name!r} parameter of {type(self).__name__} must be a positive int. Got {value!r} instead.")
+        # Compiled kernels take it as int64.
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value < 2 ** 63:
+            raise ValueError(f"The {name!r} parameter of {type(self).__name__} must be a positive int below 2**63. "
+                             f"Got {value!r:.80} instead.")
         return value
 
     def _finite(self, name: str, value: Any) -> float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-            raise ValueError(f"The {name!r} parameter of {type(self).__name__} must be a finite float. Got {value!r} instead.")
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not _finite_number(value):
+            raise ValueError(f"The {name!r} parameter of {type(self).__name__} must be a finite float. Got {value!r:.80} instead.")
         return float(value)
 
     def _choice(self, name: str, value: Any, options: tuple[str, ...]) -> int:
         if value not in options:
-            raise ValueError(f"The {name!r} parameter of {type(self).__name__} must be one of {options}. Got {value!r} instead.")
+            raise ValueError(f"The {name!r} parameter of {type(self).__name__} must be one of {options}. Got {value!r:.80} instead.")
         return options.index(value)
 
     def get_params(self) -> dict[str, Any]:
@@ -168,6 +178,36 @@ class Model(ABC):
         if density == "gumbel-elimination":  # the places of -X, whose noise is a maximum-type Gumbel
             return rank_probabilities(-loc, scale, density="gumbel")[:, ::-1].copy()
         return rank_probabilities(loc, scale, density=density, shape=shape)
+
+    def quality(self, teams: Sequence[Sequence[str]], ratings: Mapping[str, Rating],
+                weights: Sequence[Sequence[float]] | None = None) -> float:
+        """Match quality in ``(0, 1]``: how likely a draw is, relative to the most even match possible.
+
+        TrueSkill's eq. 7 (its own :meth:`TrueSkill.quality`) applied to the model's predictive team
+        performances, each matched to a Gaussian of the same variance ``v_i`` (the density's variance
+        times the team's scale squared; these models carry no skill uncertainty, so eq. 7's determinant
+        factor is 1)::
+
+            quality = exp(-1/2 sum_i (m_i - mbar)^2 / v_i),   mbar = sum(m_i / v_i) / sum(1 / v_i)
+
+        1 for equal teams, falling towards 0 as one team becomes a certain winner.  It ranks pairings
+        the way TrueSkill's does (it is what the league server's balanced teams maximize).
+        """
+        from .trueskill import log_match_quality
+
+        packed, mu, sigma = self._pack(Match(teams, weights=weights), ratings)
+        loc, scale, density, shape = self._predictive(packed, mu, sigma)
+        if density.startswith("gumbel"):
+            unit = math.pi ** 2 / 6.0
+        elif density == "logistic":
+            unit = math.pi ** 2 / 3.0
+        elif density == "skew_normal":
+            delta = shape / math.sqrt(1.0 + shape * shape)
+            unit = 1.0 - 2.0 * delta * delta / math.pi
+        else:
+            unit = 1.0
+        noise = unit * np.asarray(scale, dtype=float) ** 2
+        return float(np.exp(log_match_quality(np.asarray(loc, dtype=float), np.zeros(len(noise)), noise)))
 
     # -- what each family provides -----------------------------------------------------------------
     @abstractmethod
