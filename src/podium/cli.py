@@ -339,6 +339,158 @@ def fit_command(
     console.print(f"{result.evaluations} replays of the training part, {result.seconds:.1f} s")
 
 
+# -- the league server ----------------------------------------------------------------------------------------
+DB_HELP = "Database: a SQLite file (default podium.db here) or postgresql://user@host/db."
+token_app = typer.Typer(no_args_is_help=True, help="Bearer tokens for the league server.")
+league_app = typer.Typer(no_args_is_help=True, help="Leagues on the league server's database.")
+app.add_typer(token_app, name="token")
+app.add_typer(league_app, name="league")
+
+
+def _engine(db: str | None) -> Any:
+    try:
+        from .server.db import make_engine, migrate
+        from .server.settings import database_url
+    except ImportError as error:  # pragma: no cover - the server extra is missing
+        console.print(f"[red]error:[/red] the league server needs its dependencies: pip install 'podium[server]' ({error})")
+        raise typer.Exit(1) from None
+    try:
+        engine = make_engine(database_url(db))
+        migrate(engine)
+    except ValueError as error:
+        raise typer.BadParameter(str(error), param_hint="--db") from None
+    except Exception as error:  # a database that does not answer: say which, without a traceback
+        console.print(f"[red]error:[/red] cannot open the database {db or 'podium.db'!r}: {str(error).splitlines()[0]}")
+        raise typer.Exit(1) from None
+    return engine
+
+
+@app.command()
+def serve(
+    db: Annotated[str | None, typer.Option("--db", help=DB_HELP)] = None,
+    host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
+    workers: Annotated[int, typer.Option(help="Server processes sharing the database.")] = 1,
+    max_body: Annotated[int, typer.Option("--max-body", help="Largest request body, in bytes.")] = 256 * 1024,
+) -> None:
+    """Run the league server (JSON API under /api/v1, pages at /)."""
+    import os
+
+    import uvicorn
+
+    from .server import Settings, create_app
+
+    engine = _engine(db)  # migrate once, before any worker starts
+    engine.dispose()
+    settings = Settings(db=db or "podium.db", max_body_bytes=max_body)
+    notes.print(f"podium league server on http://{host}:{port}/ ({settings.url.split('://')[0]}, {workers} worker(s))")
+    if workers > 1:
+        os.environ["PODIUM_DB"] = settings.db
+        os.environ["PODIUM_MAX_BODY"] = str(max_body)
+        uvicorn.run("podium.server.app:app_from_env", factory=True, host=host, port=port, workers=workers,
+                    log_level="warning")
+    else:
+        uvicorn.run(create_app(settings, migrate_db=False), host=host, port=port, log_level="warning")
+
+
+@token_app.command("create")
+def token_create(
+    role: Annotated[str, typer.Option(help="admin, moderator or reporter.")],
+    db: Annotated[str | None, typer.Option("--db", help=DB_HELP)] = None,
+    label: Annotated[str, typer.Option(help="Who or what the token is for.")] = "",
+) -> None:
+    """Create a token and print it (only its hash is stored: keep it)."""
+    from .server.store import ROLES, create_token
+
+    if role not in ROLES:
+        raise typer.BadParameter(f"must be one of {', '.join(ROLES)}; got {role!r}", param_hint="--role")
+    engine = _engine(db)
+    try:
+        print(create_token(engine, role, label))
+    finally:
+        engine.dispose()
+
+
+@league_app.command("create")
+def league_create(
+    name: Annotated[str, typer.Argument(help="The league's name (a-z, 0-9, '-', '_').")],
+    model: Annotated[str, typer.Option("--model", "-m", help="NAME or NAME:param=value,...")] = "trueskill",
+    moderated: Annotated[bool, typer.Option("--moderated", help="Hold reported matches until a moderator approves them.")] = False,
+    db: Annotated[str | None, typer.Option("--db", help=DB_HELP)] = None,
+) -> None:
+    """Create a league (as the database's owner: no token needed)."""
+    from .server.store import StoreError, create_league
+
+    model_name, _, settings = model.partition(":")
+    try:
+        built = make_model(model_name.strip(), [item for item in settings.split(",") if item.strip()])
+    except typer.BadParameter as error:
+        raise typer.BadParameter(f"{model!r}: {error.message}", param_hint="--model") from None
+    key = model_name.strip().lower().replace("_", "-")
+    engine = _engine(db)
+    try:
+        league = create_league(engine, name, key, built.get_params(), moderated)
+    except StoreError as error:
+        console.print(f"[red]error:[/red] {error.message}")
+        raise typer.Exit(1) from None
+    finally:
+        engine.dispose()
+    console.print(f"league {league.name!r} created: {league.model!r}{' (moderated)' if moderated else ''}")
+
+
+@league_app.command("list")
+def league_list(db: Annotated[str | None, typer.Option("--db", help=DB_HELP)] = None) -> None:
+    """List the leagues with their players and matches."""
+    from .server.db import read_transaction
+    from .server.store import list_leagues
+
+    engine = _engine(db)
+    try:
+        with read_transaction(engine) as conn:
+            rows = list_leagues(conn)
+    finally:
+        engine.dispose()
+    table = Table()
+    for column in ("league", "model", "moderated", "players", "matches"):
+        table.add_column(column)
+    for row in rows:
+        table.add_row(row["name"], row["model"], "yes" if row["moderated"] else "", str(row["players"]), str(row["matches"]))
+    console.print(table)
+
+
+@league_app.command("rebuild")
+def league_rebuild(
+    name: Annotated[str, typer.Argument(help="The league.")],
+    db: Annotated[str | None, typer.Option("--db", help=DB_HELP)] = None,
+    check: Annotated[bool, typer.Option("--check", help="Only compare; write nothing.")] = False,
+    tolerance: Annotated[float, typer.Option(help="Largest difference (absolute, relative above 1) that counts as equal.")] = 1e-9,
+) -> None:
+    """Recompute every rating from the league's match log; exit 1 if a stored value differed."""
+    from .server.store import StoreError, rebuild
+
+    engine = _engine(db)
+    start = time.perf_counter()
+    try:
+        n, diffs = rebuild(engine, name, write=not check, tolerance=tolerance)
+    except StoreError as error:
+        console.print(f"[red]error:[/red] {error.message}")
+        raise typer.Exit(1) from None
+    finally:
+        engine.dispose()
+    elapsed = time.perf_counter() - start
+    if not diffs:
+        console.print(f"{name}: replayed {n:,} matches in {elapsed:.2f} s; every stored rating agrees.")
+        return
+    table = Table(title=f"{name}: {len(diffs)} stored value(s) differ from the replay of {n:,} matches")
+    for column in ("table", "player", "match #", "column", "stored", "replayed"):
+        table.add_column(column)
+    for d in diffs[:30]:
+        table.add_row(d.table, d.player, "" if d.seq is None else str(d.seq + 1), d.column, repr(d.stored), repr(d.replayed))
+    console.print(table)
+    console.print("(nothing written: --check)" if check else "The stored ratings were replaced by the replay.")
+    raise typer.Exit(1)
+
+
 def main() -> None:  # pragma: no cover
     app()
 

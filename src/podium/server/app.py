@@ -1,0 +1,373 @@
+"""The league server's FastAPI application, built by :func:`create_app` (nothing is created at import).
+
+JSON API under ``/api/v1`` (OpenAPI schema at ``/api/v1/openapi.json``, docs at ``/api/v1/docs``) and
+server-rendered pages (``pages.py``).  Reads are public; every write names the role it needs and checks the
+bearer token (``Authorization: Bearer pod_...``).  Every refusal is ``{"detail": message, "field": name}``
+with a 4xx status, and nothing is stored from a refused request.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Awaitable, Callable, MutableMapping
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import Depends, FastAPI, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
+from starlette.concurrency import run_in_threadpool
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import IntegrityError, OperationalError
+
+from . import store
+from .db import make_engine, migrate, read_transaction
+from .settings import Settings
+from .store import StoreError, TokenInfo
+
+__all__ = ["create_app", "app_from_env"]
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+
+class BodyLimit:
+    """Refuse request bodies over ``limit`` bytes with 413, by Content-Length or while streaming."""
+
+    def __init__(self, app: Any, limit: int) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        for key, value in scope.get("headers", []):
+            if key == b"content-length":
+                try:
+                    size = int(value)
+                except ValueError:
+                    size = -1
+                if size < 0 or size > self.limit:
+                    await _send_json(send, 413, "body", f"The request body may be at most {self.limit} bytes; "
+                                                        f"Content-Length says {value.decode('latin-1')[:20]}.")
+                    return
+        seen = 0
+        started = False
+
+        async def limited() -> Message:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.limit:
+                    raise _TooLarge()
+            return message
+
+        async def tracking_send(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, limited, tracking_send)
+        except _TooLarge:
+            if not started:
+                await _send_json(send, 413, "body", f"The request body may be at most {self.limit} bytes.")
+
+
+class _TooLarge(Exception):
+    pass
+
+
+async def _send_json(send: Send, status: int, field: str, message: str) -> None:
+    body = json.dumps({"detail": message, "field": field}).encode()
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body})
+
+
+def _json_constant(token: str) -> float:
+    # NaN and Infinity are not JSON; let them through as floats so that the field check that meets one
+    # names its field ("'weights[0][1]' must be a number in (0, 1]. Got nan.").
+    return {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}[token]
+
+
+async def json_body(request: Request) -> Any:
+    """The request's JSON body; 400 naming the position if it does not parse."""
+    raw = await request.body()
+    if not raw.strip():
+        raise StoreError(400, "body", "The request needs a JSON body.")
+    try:
+        return json.loads(raw, parse_constant=_json_constant)
+    except ValueError as error:  # JSONDecodeError, bad UTF-8, an integer beyond Python's digit limit
+        raise StoreError(400, "body", f"The request body is not valid JSON ({str(error)[:200]}).") from None
+    except RecursionError:
+        raise StoreError(400, "body", "The request body nests too deeply.") from None
+
+
+def _fields(body: Any, allowed: set[str], required: set[str]) -> dict[str, Any]:
+    if not isinstance(body, dict):
+        raise StoreError(422, "body", f"The body must be a JSON object. Got {body!r:.80}.")
+    unknown = sorted(set(body) - allowed)
+    if unknown:
+        raise StoreError(422, unknown[0], f"Unknown field(s) {unknown}; expected {sorted(allowed)}.")
+    for name in sorted(required):
+        if name not in body:
+            raise StoreError(422, name, f"The field {name!r} is missing.")
+    return body
+
+
+def _schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    """An OpenAPI request body (the handlers parse JSON themselves, so that every message names its field)."""
+    return {"requestBody": {"required": True, "content": {"application/json": {"schema": {
+        "type": "object", "additionalProperties": False, "properties": properties, "required": required}}}}}
+
+
+_TEAMS = {"type": "array", "minItems": 2, "items": {"type": "array", "minItems": 1, "items": {"type": "string"}}}
+_MATCH_SCHEMA = _schema({
+    "id": {"type": "string", "description": "Client-chosen id: retrying a report with the same id is idempotent."},
+    "teams": _TEAMS,
+    "ranks": {"type": "array", "items": {"type": ["integer", "null"]}, "description": "0 best; null = did not finish."},
+    "weights": {"type": "array", "items": {"type": "array", "items": {"type": "number"}}},
+    "time": {"type": ["string", "number", "null"]},
+    "meta": {"type": "object"},
+}, ["teams"])
+
+
+def create_app(settings: Settings | None = None, *, engine: Engine | None = None, migrate_db: bool = True) -> FastAPI:
+    """Build the league server for ``settings`` (a database engine is made and migrated to the newest schema)."""
+    settings = settings or Settings()
+    engine = engine if engine is not None else make_engine(settings.url, settings.busy_timeout)
+    if migrate_db:
+        migrate(engine)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> Any:
+        await run_in_threadpool(_warm_up, engine)
+        yield
+        engine.dispose()
+
+    app = FastAPI(title="podium league server", version="1", lifespan=lifespan, openapi_url="/api/v1/openapi.json",
+                  docs_url="/api/v1/docs", redoc_url=None)
+    app.state.settings = settings
+    app.state.engine = engine
+
+    @app.exception_handler(StoreError)
+    async def _store_error(request: Request, error: StoreError) -> Response:
+        headers = {"WWW-Authenticate": "Bearer"} if error.status == 401 else None
+        if request.url.path.startswith("/api/"):
+            return JSONResponse({"detail": error.message, "field": error.field}, error.status, headers=headers)
+        from .pages import error_page
+
+        return error_page(request, error.status, error.message)
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(request: Request, error: RequestValidationError) -> JSONResponse:
+        # Query and path parameters (bodies are parsed by the handlers): one message naming the parameter.
+        first = error.errors()[0]
+        name = ".".join(str(part) for part in first["loc"][1:]) or str(first["loc"][0])
+        got = first.get("input")
+        return JSONResponse({"detail": f"'{name}' ({first['loc'][0]}): {first['msg']}. Got {got!r:.80}.",
+                             "field": name}, 422)
+
+    @app.exception_handler(OperationalError)
+    async def _busy(request: Request, error: OperationalError) -> JSONResponse:
+        if "locked" in str(error.orig) or "busy" in str(error.orig):
+            return JSONResponse({"detail": "The database is busy; retry.", "field": "database"}, 503,
+                                headers={"Retry-After": "1"})
+        raise error
+
+    @app.exception_handler(IntegrityError)
+    async def _conflict(request: Request, error: IntegrityError) -> JSONResponse:
+        return JSONResponse({"detail": "Conflicts with what is stored; nothing was written.", "field": "body"}, 409)
+
+    def token_of(request: Request) -> TokenInfo | None:
+        header = request.headers.get("authorization", "")
+        scheme, _, token = header.partition(" ")
+        if not header or scheme.lower() != "bearer" or not token.strip():
+            return None
+        with read_transaction(engine) as conn:
+            return store.find_token(conn, token.strip())
+
+    def require(role: str) -> Callable[[Request], TokenInfo]:
+        def check(request: Request) -> TokenInfo:
+            header = request.headers.get("authorization")
+            if not header:
+                raise StoreError(401, "authorization", f"This needs a {role} token: 'Authorization: Bearer <token>'.")
+            found = token_of(request)
+            if found is None:
+                raise StoreError(401, "authorization", "The bearer token is unknown or revoked.")
+            if not found.allows(role):
+                raise StoreError(403, "authorization", f"This needs the {role} role; the token has {found.role}.")
+            return found
+        return check
+
+    app.state.require = require
+
+    def league_of(name: str) -> store.LeagueInfo:
+        with read_transaction(engine) as conn:
+            return store.get_league(conn, name)
+
+    # -- leagues -----------------------------------------------------------------------------------------
+    @app.get("/api/v1/leagues", tags=["leagues"])
+    def list_leagues() -> Any:
+        with read_transaction(engine) as conn:
+            return {"leagues": store.list_leagues(conn)}
+
+    @app.post("/api/v1/leagues", status_code=201, tags=["leagues"], openapi_extra=_schema({
+        "name": {"type": "string", "pattern": store.LEAGUE_NAME.pattern},
+        "model": {"type": "string", "enum": sorted(store.MODELS)},
+        "params": {"type": "object"}, "moderated": {"type": "boolean"}}, ["name", "model"]))
+    async def create_league(request: Request, token: TokenInfo = Depends(require("admin"))) -> Any:
+        body = _fields(await json_body(request), {"name", "model", "params", "moderated"}, {"name", "model"})
+        league = await run_in_threadpool(store.create_league, engine, body["name"], body["model"],
+                                         body.get("params", {}), body.get("moderated", False))
+        return league.to_dict()
+
+    @app.get("/api/v1/leagues/{name}", tags=["leagues"])
+    def get_league(name: str) -> Any:
+        with read_transaction(engine) as conn:
+            league = store.get_league(conn, name)
+            board = store.leaderboard(conn, league, k=0.0, by="mu", limit=0, offset=0, min_games=0)
+            return league.to_dict() | {"matches": board["matches"], "players": board["total"]}
+
+    # -- matches -----------------------------------------------------------------------------------------
+    @app.post("/api/v1/leagues/{name}/matches", tags=["matches"], status_code=201, openapi_extra=_MATCH_SCHEMA,
+              responses={200: {"description": "A retry of a match already reported (same id, same content)."},
+                         202: {"description": "Stored as pending: the league is moderated."},
+                         409: {"description": "The id belongs to a different match."}})
+    async def report(name: str, request: Request, token: TokenInfo = Depends(require("reporter"))) -> Any:
+        body = await json_body(request)
+        status, out = await run_in_threadpool(
+            lambda: store.report_match(engine, league_of(name), body, token, settings.max_players))
+        return JSONResponse(out, status)
+
+    @app.get("/api/v1/leagues/{name}/matches", tags=["matches"])
+    def recent(name: str, limit: int = Query(20, ge=1, le=200)) -> Any:
+        with read_transaction(engine) as conn:
+            league = store.get_league(conn, name)
+            return {"league": name, "matches": store.recent_matches(conn, league, limit)}
+
+    @app.get("/api/v1/leagues/{name}/pending", tags=["matches"])
+    def pending(name: str, limit: int = Query(50, ge=1, le=500), offset: int = Query(0, ge=0),
+                token: TokenInfo = Depends(require("moderator"))) -> Any:
+        with read_transaction(engine) as conn:
+            return store.pending_matches(conn, store.get_league(conn, name), limit, offset)
+
+    @app.get("/api/v1/leagues/{name}/matches/{match_id}", tags=["matches"])
+    def get_match(name: str, match_id: str) -> Any:
+        with read_transaction(engine) as conn:
+            return store.get_match(conn, store.get_league(conn, name), match_id)
+
+    @app.post("/api/v1/leagues/{name}/matches/{match_id}/approve", tags=["matches"])
+    def approve(name: str, match_id: str, token: TokenInfo = Depends(require("moderator"))) -> Any:
+        status, out = store.approve_match(engine, league_of(name), match_id, token)
+        return JSONResponse(out, status)
+
+    @app.post("/api/v1/leagues/{name}/matches/{match_id}/reject", tags=["matches"])
+    def reject(name: str, match_id: str, token: TokenInfo = Depends(require("moderator"))) -> Any:
+        return store.reject_match(engine, league_of(name), match_id, token)
+
+    @app.post("/api/v1/leagues/{name}/matches/{match_id}/void", tags=["matches"])
+    def void(name: str, match_id: str, token: TokenInfo = Depends(require("moderator"))) -> Any:
+        return store.void_match(engine, league_of(name), match_id, token)
+
+    @app.put("/api/v1/leagues/{name}/matches/{match_id}", tags=["matches"], openapi_extra=_MATCH_SCHEMA)
+    async def correct(name: str, match_id: str, request: Request, token: TokenInfo = Depends(require("moderator"))) -> Any:
+        body = await json_body(request)
+        return await run_in_threadpool(
+            lambda: store.correct_match(engine, league_of(name), match_id, body, token, settings.max_players))
+
+    # -- reads -------------------------------------------------------------------------------------------
+    @app.get("/api/v1/leagues/{name}/leaderboard", tags=["ratings"])
+    def leaderboard(name: str, by: str = Query("conservative", pattern="^(conservative|mu)$"),
+                    k: float = Query(3.0, ge=0, le=10), limit: int = Query(settings.page_size, ge=0, le=1000),
+                    offset: int = Query(0, ge=0), min_games: int = Query(0, ge=0)) -> Any:
+        with read_transaction(engine) as conn:
+            return store.leaderboard(conn, store.get_league(conn, name), k=k, by=by, limit=limit, offset=offset,
+                                     min_games=min_games)
+
+    @app.get("/api/v1/leagues/{name}/players/{player}", tags=["ratings"])
+    def player(name: str, player: str, k: float = Query(3.0, ge=0, le=10), recent: int = Query(10, ge=0, le=100)) -> Any:
+        with read_transaction(engine) as conn:
+            return store.player_page(conn, store.get_league(conn, name), player, k=k, recent=recent)
+
+    @app.post("/api/v1/leagues/{name}/predict", tags=["ratings"], openapi_extra=_schema(
+        {"teams": _TEAMS, "players": {"type": "array", "items": {"type": "string"}}}, []))
+    async def predict(name: str, request: Request) -> Any:
+        body = _fields(await json_body(request), {"teams", "players"}, set())
+        if ("teams" in body) == ("players" in body):
+            raise StoreError(422, "teams", "Give either 'teams' (a list of teams) or 'players' (one player per team).")
+        teams = body.get("teams")
+        if "players" in body:
+            players = store.check_players(body["players"], settings.max_players)
+            if len(players) < 2:
+                raise StoreError(422, "players", f"'players' must hold at least two players. Got {players!r:.80}.")
+            teams = [[p] for p in players]
+        def run() -> Any:
+            with read_transaction(engine) as conn:
+                return store.predict(conn, store.get_league(conn, name), teams, settings.max_players)
+        return await run_in_threadpool(run)
+
+    @app.post("/api/v1/leagues/{name}/balance", tags=["ratings"], openapi_extra=_schema(
+        {"players": {"type": "array", "items": {"type": "string"}}, "teams": {"type": "integer", "minimum": 2}},
+        ["players"]))
+    async def balance(name: str, request: Request) -> Any:
+        body = _fields(await json_body(request), {"players", "teams"}, {"players"})
+
+        def run() -> Any:
+            with read_transaction(engine) as conn:
+                return store.balance(conn, store.get_league(conn, name), body["players"], body.get("teams", 2),
+                                     settings.max_players)
+        return await run_in_threadpool(run)
+
+    # -- tokens ------------------------------------------------------------------------------------------
+    @app.post("/api/v1/tokens", status_code=201, tags=["tokens"], openapi_extra=_schema(
+        {"role": {"type": "string", "enum": list(store.ROLES)}, "label": {"type": "string"}}, ["role"]))
+    async def new_token(request: Request, token: TokenInfo = Depends(require("admin"))) -> Any:
+        body = _fields(await json_body(request), {"role", "label"}, {"role"})
+        label = body.get("label", "")
+        if not isinstance(label, str):
+            raise StoreError(422, "label", f"'label' must be a string. Got {label!r:.80}.")
+        return {"token": await run_in_threadpool(store.create_token, engine, body["role"], label), "role": body["role"]}
+
+    @app.get("/api/v1/health", tags=["server"])
+    def health() -> Any:
+        with read_transaction(engine) as conn:
+            conn.exec_driver_sql("SELECT 1")
+        return {"status": "ok", "database": engine.dialect.name}
+
+    from .pages import add_pages
+
+    add_pages(app, engine, settings)
+    app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
+    return app
+
+
+def _warm_up(engine: Engine) -> None:
+    """Load (or compile) the rating kernels of every league's model before the first report arrives."""
+    from ..league import League
+    from ..match import Match
+
+    with read_transaction(engine) as conn:
+        names = [row["name"] for row in store.list_leagues(conn)]
+        models = {store.get_league(conn, name).model for name in names}
+    for model in models:
+        League(model, keep_history=False).record(Match([["a"], ["b"]]))
+
+
+def app_from_env() -> FastAPI:
+    """The app for ``uvicorn --factory`` (several worker processes): settings from ``PODIUM_DB`` and friends.
+
+    Migrations are left to the parent (``podium serve`` runs them once before starting workers).
+    """
+    import os
+
+    settings = Settings(db=os.environ.get("PODIUM_DB", "podium.db"),
+                        max_body_bytes=int(os.environ.get("PODIUM_MAX_BODY", Settings.max_body_bytes)))
+    return create_app(settings, migrate_db=False)

@@ -1,0 +1,237 @@
+"""Server-rendered pages: leagues, a league's leaderboard, a player (rating-history chart), a match, and the
+moderators' pending queue.  Jinja2 with autoescaping, so every player id and league name is escaped; the
+chart is inline SVG drawn here, so the pages need no JavaScript and no build step.
+
+Moderators sign in with their token (``/login``); it is kept in an HttpOnly, SameSite=Strict cookie and every
+form that writes carries a CSRF value derived from it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import math
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from fastapi import FastAPI, Form, Query, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+from sqlalchemy.engine import Engine
+
+from . import store
+from .db import read_transaction
+from .settings import Settings
+from .store import StoreError, TokenInfo
+
+__all__ = ["add_pages", "error_page", "rating_chart"]
+
+COOKIE = "podium_token"
+_env = Environment(loader=FileSystemLoader(Path(__file__).parent / "templates"),
+                   autoescape=select_autoescape(default=True, default_for_string=True))
+_env.filters["url"] = lambda value: quote(str(value), safe="")
+
+
+def _fmt(value: float, digits: int = 1) -> str:
+    return f"{value:,.{digits}f}"
+
+
+_env.filters["num"] = _fmt
+
+
+def render(template: str, code: int = 200, **context: Any) -> HTMLResponse:
+    return HTMLResponse(_env.get_template(template).render(**context), code)
+
+
+def error_page(request: Request, status: int, message: str) -> HTMLResponse:
+    user = None
+    token = request.cookies.get(COOKIE)
+    if token:
+        with read_transaction(request.app.state.engine) as conn:
+            user = store.find_token(conn, token)
+    return render("error.html", status, title="Not found" if status == 404 else "Error", status=status,
+                  message=message, user=user)
+
+
+def _local(target: str) -> str:
+    """``target`` if it is a path on this site, else ``/`` (no open redirect: browsers read ``/\\`` as ``//``)."""
+    if target.startswith("/") and not target.startswith("//") and "\\" not in target and "\n" not in target:
+        return target
+    return "/"
+
+
+def _same_origin(request: Request) -> None:
+    """Refuse a form posted from another site (login CSRF, forced sign-out): browsers send ``Origin`` on
+    cross-site POSTs; a missing one (old browsers, non-browser clients) is let through."""
+    origin = request.headers.get("origin")
+    if origin and origin != "null" and origin.split("://", 1)[-1] != request.headers.get("host", ""):
+        raise StoreError(403, "origin", f"This form must be sent from this site, not from {origin[:80]!r}.")
+
+
+def _csrf(token: str) -> str:
+    return hmac.new(token.encode(), b"podium-csrf", hashlib.sha256).hexdigest()
+
+
+def rating_chart(history: list[dict[str, Any]], k: float, width: int = 720, height: int = 260, first: int = 1
+                 ) -> dict[str, Any]:
+    """Coordinates of an SVG chart of ``mu`` after each match with the band ``mu +- k sigma``.
+
+    x is the match number in the player's career (even spacing reads better than time for bursty play);
+    the y range covers the band with 5 % padding and gets about five round-numbered grid lines.  ``first`` is
+    the career number of the first match shown (the history may be the tail of a long career).
+    """
+    left, right, top, bottom = 56, 12, 12, 28
+    w, h = width - left - right, height - top - bottom
+    n = len(history)
+    if n == 0:
+        return {"width": width, "height": height, "empty": True}
+    mu = [p["mu"] for p in history]
+    lo = [p["mu"] - k * p["sigma"] for p in history]
+    hi = [p["mu"] + k * p["sigma"] for p in history]
+    y0, y1 = min(lo), max(hi)
+    if y1 - y0 < 1e-9:
+        y0, y1 = y0 - 1.0, y1 + 1.0
+    pad = 0.05 * (y1 - y0)
+    y0, y1 = y0 - pad, y1 + pad
+
+    def x(i: int) -> float:
+        return left + (w * i / (n - 1) if n > 1 else w / 2)
+
+    def y(v: float) -> float:
+        return top + h * (y1 - v) / (y1 - y0)
+
+    line = " ".join(f"{x(i):.1f},{y(v):.1f}" for i, v in enumerate(mu))
+    band = " ".join([f"{x(i):.1f},{y(v):.1f}" for i, v in enumerate(hi)]
+                    + [f"{x(i):.1f},{y(v):.1f}" for i, v in reversed(list(enumerate(lo)))])
+    raw = (y1 - y0) / 5
+    step = 10 ** math.floor(math.log10(raw))
+    step *= next(m for m in (1, 2, 2.5, 5, 10) if m * step >= raw)
+    ticks = []
+    v = math.ceil(y0 / step) * step
+    while v <= y1:
+        ticks.append({"y": round(y(v), 1), "label": f"{v:,.{0 if step >= 1 else 2}f}"})
+        v += step
+    xticks = sorted({0, n - 1, *(round(i * (n - 1) / 4) for i in range(1, 4))})
+    return {"width": width, "height": height, "empty": False, "line": line, "band": band if k > 0 else "",
+            "ticks": ticks, "left": left, "right": width - right, "top": top, "bottom": height - bottom,
+            "xticks": [{"x": round(x(i), 1), "label": i + first} for i in xticks],
+            "last": {"x": round(x(n - 1), 1), "y": round(y(mu[-1]), 1)}}
+
+
+def _describe(record: dict[str, Any]) -> list[dict[str, Any]]:
+    """The teams of a record in finishing order, for display."""
+    teams = record["teams"]
+    ranks = record.get("ranks") or list(range(len(teams)))
+    rows = [{"players": team, "rank": rank} for team, rank in zip(teams, ranks)]
+    rows.sort(key=lambda r: (r["rank"] is None, r["rank"] if r["rank"] is not None else 0))
+    for row in rows:
+        row["place"] = "DNF" if row["rank"] is None else str(row["rank"] + 1)
+    return rows
+
+
+_env.globals["describe"] = _describe
+
+
+def add_pages(app: FastAPI, engine: Engine, settings: Settings) -> None:
+    def user_of(request: Request) -> TokenInfo | None:
+        token = request.cookies.get(COOKIE)
+        if not token:
+            return None
+        with read_transaction(engine) as conn:
+            return store.find_token(conn, token)
+
+    @app.get("/", response_class=HTMLResponse, include_in_schema=False)
+    def home(request: Request) -> Response:
+        with read_transaction(engine) as conn:
+            leagues = store.list_leagues(conn)
+        return render("home.html", title="Leagues", leagues=leagues, user=user_of(request))
+
+    @app.get("/leagues/{name}", response_class=HTMLResponse, include_in_schema=False)
+    def league_page(request: Request, name: str, page: int = Query(1, ge=1, le=100000),
+                    by: str = Query("conservative", pattern="^(conservative|mu)$")) -> Response:
+        size = settings.page_size
+        with read_transaction(engine) as conn:
+            league = store.get_league(conn, name)
+            board = store.leaderboard(conn, league, k=3.0, by=by, limit=size, offset=(page - 1) * size, min_games=0)
+            recent = store.recent_matches(conn, league, 8)
+            n_pending = store.pending_matches(conn, league, 1, 0)["total"] if league.moderated else 0
+        pages = max(1, math.ceil(board["total"] / size))
+        return render("league.html", title=league.name, league=league.to_dict(), board=board, recent=recent,
+                      page=page, pages=pages, by=by, uncertain=league.model.prior.sigma > 0,
+                      n_pending=n_pending, user=user_of(request))
+
+    @app.get("/leagues/{name}/players/{player}", response_class=HTMLResponse, include_in_schema=False)
+    def player_page(request: Request, name: str, player: str) -> Response:
+        with read_transaction(engine) as conn:
+            league = store.get_league(conn, name)
+            info = store.player_page(conn, league, player, k=3.0, recent=15)
+        uncertain = league.model.prior.sigma > 0
+        chart = rating_chart(info["history"], 3.0 if uncertain else 0.0,
+                             first=info["games"] - len(info["history"]) + 1)
+        return render("player.html", title=f"{player} · {league.name}", league=league.to_dict(), info=info,
+                      chart=chart, uncertain=uncertain, user=user_of(request))
+
+    @app.get("/leagues/{name}/matches/{match_id}", response_class=HTMLResponse, include_in_schema=False)
+    def match_page(request: Request, name: str, match_id: str) -> Response:
+        with read_transaction(engine) as conn:
+            league = store.get_league(conn, name)
+            match = store.get_match(conn, league, match_id)
+        return render("match.html", title=f"Match {match_id}", league=league.to_dict(), match=match,
+                      uncertain=league.model.prior.sigma > 0, user=user_of(request))
+
+    @app.get("/leagues/{name}/pending", response_class=HTMLResponse, include_in_schema=False)
+    def pending_page(request: Request, name: str) -> Response:
+        user = user_of(request)
+        if user is None or not user.allows("moderator"):
+            return RedirectResponse(f"/login?next={quote(str(request.url.path))}", 303)
+        with read_transaction(engine) as conn:
+            league = store.get_league(conn, name)
+            queue = store.pending_matches(conn, league, 200, 0)
+        token = request.cookies.get(COOKIE, "")
+        return render("pending.html", title=f"Pending · {league.name}", league=league.to_dict(), queue=queue,
+                      csrf=_csrf(token), user=user)
+
+    @app.post("/leagues/{name}/pending/{match_id}/{action}", include_in_schema=False)
+    def decide(request: Request, name: str, match_id: str, action: str, csrf: str = Form("")) -> Response:
+        _same_origin(request)
+        user = user_of(request)
+        token = request.cookies.get(COOKIE, "")
+        if user is None or not user.allows("moderator"):
+            raise StoreError(403, "authorization", "Sign in as a moderator to decide pending matches.")
+        if not hmac.compare_digest(csrf, _csrf(token)):
+            raise StoreError(403, "csrf", "The form is stale or was not sent by this site; reload the page.")
+        with read_transaction(engine) as conn:
+            league = store.get_league(conn, name)
+        if action == "approve":
+            store.approve_match(engine, league, match_id, user)
+        elif action == "reject":
+            store.reject_match(engine, league, match_id, user)
+        else:
+            raise StoreError(404, "action", f"No action {action!r:.40}.")
+        return RedirectResponse(f"/leagues/{quote(name)}/pending", 303)
+
+    @app.get("/login", response_class=HTMLResponse, include_in_schema=False)
+    def login_form(request: Request, next: str = "/") -> Response:
+        return render("login.html", title="Sign in", next=_local(next), error=None,
+                      user=user_of(request))
+
+    @app.post("/login", include_in_schema=False)
+    def login(request: Request, token: str = Form(""), next: str = Form("/")) -> Response:
+        _same_origin(request)
+        with read_transaction(engine) as conn:
+            user = store.find_token(conn, token.strip())
+        target = _local(next)
+        if user is None:
+            return render("login.html", 401, title="Sign in", next=target, error="That token is unknown or revoked.",
+                          user=None)
+        response = RedirectResponse(target, 303)
+        response.set_cookie(COOKIE, token.strip(), httponly=True, samesite="strict", max_age=30 * 86400)
+        return response
+
+    @app.post("/logout", include_in_schema=False)
+    def logout(request: Request) -> Response:
+        _same_origin(request)
+        response = RedirectResponse("/", 303)
+        response.delete_cookie(COOKIE)
+        return response
