@@ -1,0 +1,126 @@
+"""Fixtures for the league server's tests: the same tests run on real SQLite and real PostgreSQL.
+
+PostgreSQL: ``PODIUM_TEST_PG`` (default ``postgresql://postgres@127.0.0.1:5432/test``).  Each test gets its
+own schema (dropped afterwards) through the connection's ``search_path``, so tests never see each other's
+tables.  Where no server answers, the PostgreSQL cases skip with the reason, unless
+``PODIUM_REQUIRE_SERVICES=1`` (set by CI, where a server must be there) turns the skip into a failure.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+
+PG_URL = os.environ.get("PODIUM_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
+REQUIRE = os.environ.get("PODIUM_REQUIRE_SERVICES") == "1"
+_pg_error: list[str] = []
+
+
+def _pg_available() -> str | None:
+    """None if PostgreSQL answers, else why not (checked once)."""
+    if not _pg_error:
+        try:
+            import psycopg
+
+            with psycopg.connect(PG_URL, connect_timeout=3) as conn:
+                conn.execute("SELECT 1")
+            _pg_error.append("")
+        except Exception as error:  # any failure to connect means: no server here
+            _pg_error.append(f"{type(error).__name__}: {str(error).strip().splitlines()[0] if str(error).strip() else ''}")
+    return _pg_error[0] or None
+
+
+def skip_or_fail(reason: str) -> None:
+    if REQUIRE:
+        pytest.fail(f"{reason} (PODIUM_REQUIRE_SERVICES=1: this machine must provide it)")
+    pytest.skip(reason)
+
+
+def pg_schema_url(schema: str) -> str:
+    """A PostgreSQL URL whose connections see only ``schema`` (via ``options=-csearch_path=...``)."""
+    sep = "&" if "?" in PG_URL else "?"
+    return f"{PG_URL}{sep}options={quote(f'-csearch_path={schema}')}"
+
+
+def make_db(kind: str, tmp_path: Path) -> Iterator[str]:
+    """A fresh, empty database of ``kind`` ("sqlite" or "postgresql"); yields its URL, then drops it."""
+    if kind == "sqlite":
+        yield str(tmp_path / "league.db")
+        return
+    reason = _pg_available()
+    if reason:
+        skip_or_fail(f"PostgreSQL at {PG_URL} did not answer ({reason}); the PostgreSQL case is skipped")
+    import psycopg
+
+    schema = f"podium_test_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(PG_URL, autocommit=True) as conn:
+        conn.execute(f'CREATE SCHEMA "{schema}"')
+    try:
+        yield pg_schema_url(schema)
+    finally:
+        with psycopg.connect(PG_URL, autocommit=True) as conn:
+            conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """Every test that takes ``db_url`` runs twice: on a SQLite file and on a PostgreSQL schema."""
+    yield from make_db(request.param, tmp_path)
+
+
+@pytest.fixture
+def app(db_url: str):  # type: ignore[no-untyped-def]
+    from podium.server import Settings, create_app
+
+    application = create_app(Settings(db=db_url))
+    yield application
+    application.state.engine.dispose()
+
+
+@pytest.fixture
+def client(app):  # type: ignore[no-untyped-def]
+    from fastapi.testclient import TestClient
+
+    with TestClient(app) as test_client:
+        yield test_client
+
+
+@pytest.fixture
+def tokens(app) -> dict[str, str]:  # type: ignore[no-untyped-def]
+    """One token of each role, as ``Authorization`` headers: ``tokens["admin"]`` etc."""
+    from podium.server.store import create_token
+
+    return {role: create_token(app.state.engine, role, f"test {role}") for role in ("admin", "moderator", "reporter")}
+
+
+def auth(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def load_loadlib() -> ModuleType:
+    """``benchmarks/loadlib.py`` (real server processes and clients), shared by the load and crash tests."""
+    if "loadlib" not in sys.modules:
+        path = Path(__file__).resolve().parents[2] / "benchmarks" / "loadlib.py"
+        spec = importlib.util.spec_from_file_location("loadlib", path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["loadlib"] = module
+        spec.loader.exec_module(module)
+    return sys.modules["loadlib"]
+
+
+@pytest.fixture
+def processes(db_url: str) -> Iterator[list[Any]]:
+    """Every server process a test starts goes here; all are stopped afterwards (before the database goes)."""
+    started: list[Any] = []
+    yield started
+    load_loadlib().stop_all(started)
