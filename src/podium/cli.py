@@ -379,10 +379,12 @@ def serve(
     import uvicorn
 
     from .server import Settings, create_app
+    from .server.settings import SWITCH_INTERVAL
 
     engine = _engine(db)  # migrate once, before any worker starts
     engine.dispose()
     settings = Settings(db=db or "podium.db", max_body_bytes=max_body)
+    sys.setswitchinterval(SWITCH_INTERVAL)
     notes.print(f"podium league server on http://{host}:{port}/ ({settings.url.split('://')[0]}, {workers} worker(s))")
     if workers > 1:
         os.environ["PODIUM_DB"] = settings.db

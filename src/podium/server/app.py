@@ -8,6 +8,7 @@ with a 4xx status, and nothing is stored from a refused request.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 from collections.abc import Awaitable, Callable, MutableMapping
@@ -23,7 +24,7 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 
 from . import store
 from .db import make_engine, migrate, read_transaction
-from .settings import Settings
+from .settings import SWITCH_INTERVAL, Settings
 from .store import StoreError, TokenInfo
 
 __all__ = ["create_app", "app_from_env"]
@@ -82,6 +83,59 @@ class BodyLimit:
 
 class _TooLarge(Exception):
     pass
+
+
+class _GroupCommit:
+    """The reports of one league that wait for its writer, written a batch per transaction.
+
+    Each report joins the queue, then takes its turn at the league's (fair) asyncio lock; whoever holds
+    the lock writes everything queued so far (:func:`store.record_reports`), its own report among it, so
+    the reports that arrive while a batch is being written go together in the next one.  A lone report
+    is written at once; under load the lock, reads and commit of a league are paid once per batch.  An
+    unexpected failure of a batch is retried report by report, so that it reaches only the report that
+    causes it.
+    """
+
+    MAX_BATCH = 256
+
+    def __init__(self, engine: Engine, league: store.LeagueInfo) -> None:
+        self.engine = engine
+        self.league = league
+        self.queue: list[tuple[store.Report, asyncio.Future[Any]]] = []
+        self.lock = asyncio.Lock()
+
+    async def submit(self, report: store.Report) -> tuple[int, dict[str, Any]]:
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self.queue.append((report, future))
+        async with self.lock:
+            while not future.done():
+                batch, self.queue = self.queue[:self.MAX_BATCH], self.queue[self.MAX_BATCH:]
+                await self._write(batch)
+        result = future.result()
+        if isinstance(result, StoreError):
+            raise result
+        return result
+
+    async def _write(self, batch: list[tuple[store.Report, asyncio.Future[Any]]]) -> None:
+        try:
+            results = await run_in_threadpool(store.record_reports, self.engine, self.league, [r for r, _ in batch])
+        except Exception as error:
+            if len(batch) == 1:
+                _settle(batch[0][1], error=error)
+                return
+            for one in batch:
+                await self._write([one])
+            return
+        for (_, future), result in zip(batch, results):
+            _settle(future, result)
+
+
+def _settle(future: asyncio.Future[Any], result: Any = None, error: BaseException | None = None) -> None:
+    if not future.done():  # (a request whose client went away may have been cancelled)
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(result)
 
 
 async def _send_json(send: Send, status: int, field: str, message: str) -> None:
@@ -194,11 +248,19 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
         with read_transaction(engine) as conn:
             return store.find_token(conn, token.strip())
 
+    def bearer_token(request: Request, role: str) -> str:
+        """The request's bearer token (not yet checked); 401 if there is none."""
+        header = request.headers.get("authorization")
+        if not header:
+            raise StoreError(401, "authorization", f"This needs a {role} token: 'Authorization: Bearer <token>'.")
+        scheme, _, token = header.partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            raise StoreError(401, "authorization", "The bearer token is unknown or revoked.")
+        return token.strip()
+
     def require(role: str) -> Callable[[Request], TokenInfo]:
         def check(request: Request) -> TokenInfo:
-            header = request.headers.get("authorization")
-            if not header:
-                raise StoreError(401, "authorization", f"This needs a {role} token: 'Authorization: Bearer <token>'.")
+            bearer_token(request, role)
             found = token_of(request)
             if found is None:
                 raise StoreError(401, "authorization", "The bearer token is unknown or revoked.")
@@ -209,9 +271,17 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
 
     app.state.require = require
 
+    known: dict[str, store.LeagueInfo] = {}
+    writers: dict[int, _GroupCommit] = {}
+
     def league_of(name: str) -> store.LeagueInfo:
-        with read_transaction(engine) as conn:
-            return store.get_league(conn, name)
+        # A league never changes once created (nor goes away), so the writers remember it: one query fewer
+        # per report.  Unknown names are asked every time (another process may have created the league).
+        league = known.get(name)
+        if league is None:
+            with read_transaction(engine) as conn:
+                league = known[name] = store.get_league(conn, name)
+        return league
 
     # -- leagues -----------------------------------------------------------------------------------------
     @app.get("/api/v1/leagues", tags=["leagues"])
@@ -241,10 +311,18 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
               responses={200: {"description": "A retry of a match already reported (same id, same content)."},
                          202: {"description": "Stored as pending: the league is moderated."},
                          409: {"description": "The id belongs to a different match."}})
-    async def report(name: str, request: Request, token: TokenInfo = Depends(require("reporter"))) -> Any:
+    async def report(name: str, request: Request) -> Any:
+        # The token is checked inside the write transaction (one query fewer per report), after the body;
+        # a request without one is refused before anything is read.
+        bearer = bearer_token(request, "reporter")
         body = await json_body(request)
-        status, out = await run_in_threadpool(
-            lambda: store.report_match(engine, league_of(name), body, token, settings.max_players))
+        league = known.get(name)
+        if league is None:
+            league = await run_in_threadpool(league_of, name)
+        writer = writers.get(league.id)
+        if writer is None:
+            writer = writers[league.id] = _GroupCommit(engine, league)
+        status, out = await writer.submit(store.prepare_report(league, body, bearer, settings.max_players))
         return JSONResponse(out, status)
 
     @app.get("/api/v1/leagues/{name}/matches", tags=["matches"])
@@ -367,7 +445,9 @@ def app_from_env() -> FastAPI:
     Migrations are left to the parent (``podium serve`` runs them once before starting workers).
     """
     import os
+    import sys
 
+    sys.setswitchinterval(SWITCH_INTERVAL)
     settings = Settings(db=os.environ.get("PODIUM_DB", "podium.db"),
                         max_body_bytes=int(os.environ.get("PODIUM_MAX_BODY", Settings.max_body_bytes)))
     return create_app(settings, migrate_db=False)

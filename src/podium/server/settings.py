@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-__all__ = ["Settings", "database_url"]
+__all__ = ["Settings", "database_url", "SWITCH_INTERVAL"]
 
 
 def database_url(url: str | None) -> str:
@@ -24,6 +24,12 @@ def database_url(url: str | None) -> str:
     if "://" in url:
         raise ValueError(f"'--db' must be a file path, sqlite:///PATH or postgresql://...; got {url!r}.")
     return "sqlite:///" + os.path.abspath(url)
+
+
+# A server process hands the GIL between its threads every millisecond instead of Python's default 5:
+# the thread writing a batch (holding the league's write lock, which the other processes wait for) would
+# otherwise wait up to 5 ms for the event loop after each database round trip.
+SWITCH_INTERVAL = 0.001
 
 
 @dataclass(frozen=True)

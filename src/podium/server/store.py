@@ -26,18 +26,21 @@ from functools import lru_cache
 from typing import Any
 
 import numpy as np
-from sqlalchemy import and_, delete, func, insert, select, update
+from sqlalchemy import and_, bindparam, delete, func, insert, or_, select, update
+from sqlalchemy.dialects import postgresql as postgresql_dialect
+from sqlalchemy.dialects import sqlite as sqlite_dialect
 from sqlalchemy.engine import Connection, Engine
 
 from ..league import League, PlayerState
 from ..match import Match, MatchError, Matches, _Packer, parse_time
 from ..models import MODELS, Model
 from ..rating import Rating
-from .db import (history, leagues, matches, nan_to_null, null_to_nan, ratings, tokens, write_transaction)
+from .db import (history, leagues, lock_league, matches, nan_to_null, null_to_nan, ratings, read_transaction, tokens,
+                 write_transaction)
 
 __all__ = [
     "ROLES", "StoreError", "LeagueInfo", "TokenInfo", "create_token", "find_token", "make_model", "create_league",
-    "get_league", "list_leagues", "parse_record", "report_match", "approve_match", "reject_match", "void_match",
+    "get_league", "list_leagues", "parse_record", "Report", "prepare_report", "report_match", "record_reports", "approve_match", "reject_match", "void_match",
     "correct_match", "get_match", "pending_matches", "leaderboard", "player_page", "predict", "balance",
     "rebuild", "Difference",
 ]
@@ -265,74 +268,193 @@ def _same(stored: str, record: Mapping[str, Any]) -> bool:
     return json.loads(stored) | {"id": None} == dict(record) | {"id": None}
 
 
-# -- writes --------------------------------------------------------------------------------------------------
-def report_match(engine: Engine, league: LeagueInfo, record: Any, token: TokenInfo, max_players: int
-                 ) -> tuple[int, dict[str, Any]]:
-    """Store a reported match: ``(201, match)`` recorded, ``(202, match)`` pending, ``(200, match)`` a retry."""
+# -- writes ---------------------------------------------------------------------------------------------------
+# The report path's statements, built once: building a SQLAlchemy statement on every call cost more CPU than
+# running it.  (Parameters are bound at execution.)
+_LAST = (select(func.max(matches.c.seq)).where(matches.c.league_id == bindparam("league"))).scalar_subquery()
+# The stored matches with the given ids, and the match at the end of the log (whose seq is the largest of all
+# the rows): one query instead of two, inside the lock.
+_FIND_MATCHES = select(matches).where(and_(matches.c.league_id == bindparam("league"), or_(
+    matches.c.match_id.in_(bindparam("ids", expanding=True)), matches.c.seq == _LAST)))
+_FIND_TOKENS = (select(tokens.c.id, tokens.c.role, tokens.c.label, tokens.c.revoked, tokens.c.digest)
+                .where(tokens.c.digest.in_(bindparam("digests", expanding=True))))
+_LAST_SEQ = select(func.max(matches.c.seq)).where(matches.c.league_id == bindparam("league"))
+_STATES = (select(ratings.c.player, ratings.c.mu, ratings.c.sigma, ratings.c.games, ratings.c.last_time)
+           .where(and_(ratings.c.league_id == bindparam("league"),
+                       ratings.c.player.in_(bindparam("players", expanding=True)))))
+
+
+def _upsert_states(dialect: Any) -> Any:
+    """``INSERT ... ON CONFLICT (league_id, player) DO UPDATE`` of ``ratings`` (SQLite and PostgreSQL say
+    it alike; SQLAlchemy builds it per dialect): one statement for the new and the known players."""
+    statement = dialect.insert(ratings)
+    return statement.on_conflict_do_update(
+        index_elements=[ratings.c.league_id, ratings.c.player],
+        set_={c: statement.excluded[c] for c in ("mu", "sigma", "games", "last_time")})
+
+
+_UPSERT_STATES = {"sqlite": _upsert_states(sqlite_dialect), "postgresql": _upsert_states(postgresql_dialect)}
+_RECORD_PENDING = (update(matches).where(matches.c.id == bindparam("pk"))
+                   .values(seq=bindparam("seq"), status="recorded", decided=bindparam("now"),
+                           decider=bindparam("decider")))
+
+
+
+@dataclass(frozen=True)
+class Report:
+    """A parsed report waiting to be written (:func:`prepare_report`).
+
+    ``token`` is the reporter's verified :class:`TokenInfo`, or the bearer token as sent, which
+    :func:`record_reports` then checks inside its transaction (saving the server a query per report).
+    """
+
+    match: Match
+    canonical: dict[str, Any]
+    token: TokenInfo | str
+
+
+def prepare_report(league: LeagueInfo, record: Any, token: TokenInfo | str, max_players: int) -> Report:
+    """Validate a reported match for ``league`` (no database needed); raise :class:`StoreError` naming the field."""
     match, canonical = parse_record(record, max_players)
     try:
         league.model._check_team_count(len(match.teams))
     except MatchError as error:
         raise StoreError(422, "teams", str(error)) from None
-    with write_transaction(engine, league.id) as conn:
-        if match.id is not None:
-            existing = conn.execute(select(matches).where(and_(matches.c.league_id == league.id,
-                                                               matches.c.match_id == match.id))).first()
-            if existing is not None:
-                if not _same(existing.record, canonical):
-                    raise StoreError(409, "id", f"'id': a different match with id {match.id!r} was already reported "
-                                                "to this league.")
-                return 200, _match_out(conn, league, existing)
-        match_id = match.id or uuid.uuid4().hex[:20]
-        canonical["id"] = match_id
+    return Report(match, canonical, token)
+
+
+def report_match(engine: Engine, league: LeagueInfo, record: Any, token: TokenInfo | str, max_players: int
+                 ) -> tuple[int, dict[str, Any]]:
+    """Store a reported match: ``(201, match)`` recorded, ``(202, match)`` pending, ``(200, match)`` a retry."""
+    result = record_reports(engine, league, [prepare_report(league, record, token, max_players)])[0]
+    if isinstance(result, StoreError):
+        raise result
+    return result
+
+
+def record_reports(engine: Engine, league: LeagueInfo, reports: Sequence[Report]
+                   ) -> list[tuple[int, dict[str, Any]] | StoreError]:
+    """Write ``reports`` to ``league`` in one transaction, in order; each gets its answer or its refusal.
+
+    The answer is ``(201, match)`` for a recorded match, ``(202, match)`` for one left pending in a
+    moderated league, ``(200, match)`` for a retry of one already stored (same id and content, earlier
+    or earlier in ``reports``); the refusals are 401/403 for a token that is unknown, revoked or not a
+    reporter's, 409 for an id already used by a different match.  A refused report writes nothing and
+    does not affect the others.  The answers are built from what is written (reading it back would cost
+    queries).  Batching concurrent reports into one transaction ("group commit") is what lets several
+    server processes share one league's write lock at a few hundred reports per second: the lock, the
+    reads and the commit are paid once per batch, and each match is still rated in order, by the same
+    kernel as a replay.
+    """
+    results: list[tuple[int, dict[str, Any]] | StoreError | None] = [None] * len(reports)
+    retried: dict[int, Any] = {}  # report -> the stored row it repeats (answered after the commit)
+    with write_transaction(engine) as conn:
+        # Other processes wait while this one holds the league's lock: what needs no lock is read first,
+        # and the answers to retries of stored matches (two more queries each) are read after the commit.
+        raw = {r.token for r in reports if isinstance(r.token, str)}
+        found: dict[str, TokenInfo] = {}
+        if raw:
+            by_digest = {_digest(t): t for t in raw}
+            for hit in conn.execute(_FIND_TOKENS, {"digests": list(by_digest)}):
+                if not hit.revoked:
+                    found[by_digest[hit.digest]] = TokenInfo(hit.id, hit.role, hit.label)
+        lock_league(conn, league.id)
+        ids = [r.match.id for r in reports if r.match.id is not None]
+        found_rows = conn.execute(_FIND_MATCHES, {"league": league.id, "ids": ids}).all()
+        wanted = set(ids)
+        stored = {m.match_id: m for m in found_rows if m.match_id in wanted}
+        last = max((m.seq for m in found_rows if m.seq is not None), default=None)
+        new: dict[str, int] = {}  # match id -> index in ``rows`` (reported earlier in this batch)
+        rows: list[dict[str, Any]] = []
+        owners: list[int] = []  # the report each row answers
         now = clock.time()
-        status = "pending" if league.moderated else "recorded"
-        inserted = conn.execute(insert(matches).values(
-            league_id=league.id, match_id=match_id, seq=None, status="pending", record=_dump(canonical),
-            time=nan_to_null(parse_time(match.time)), reported=now, reporter=token.id,
-        )).inserted_primary_key
-        assert inserted is not None
-        pk = int(inserted[0])
-        if status == "recorded":
-            _append(conn, league, pk, match, token.id, now)
-        row = conn.execute(select(matches).where(matches.c.id == pk)).one()
-        return (201 if status == "recorded" else 202), _match_out(conn, league, row)
-    raise AssertionError("unreachable")  # pragma: no cover
+        for i, report in enumerate(reports):
+            token = report.token if isinstance(report.token, TokenInfo) else found.get(report.token)
+            if token is None:
+                results[i] = StoreError(401, "authorization", "The bearer token is unknown or revoked.")
+                continue
+            if not token.allows("reporter"):
+                results[i] = StoreError(403, "authorization", f"This needs the reporter role; the token has {token.role}.")
+                continue
+            match, canonical = report.match, report.canonical
+            if match.id is not None and (match.id in stored or match.id in new):
+                same = (_same(stored[match.id].record, canonical) if match.id in stored
+                        else _same(rows[new[match.id]]["record"], canonical))
+                if not same:
+                    results[i] = StoreError(409, "id", f"'id': a different match with id {match.id!r} was already "
+                                                       "reported to this league.")
+                elif match.id in stored:
+                    retried[i] = stored[match.id]
+                continue  # a retry within the batch: answered below, from the first copy's row
+            match_id = match.id or uuid.uuid4().hex[:20]
+            new[match_id] = len(rows)
+            rows.append({"league_id": league.id, "match_id": match_id, "seq": None, "status": "pending",
+                         "record": _dump(canonical | {"id": match_id}), "time": nan_to_null(parse_time(match.time)),
+                         "reported": now, "reporter": token.id, "decided": None, "decider": None})
+            owners.append(i)
+        changes: list[list[dict[str, Any]] | None] = [None] * len(rows)
+        if rows and not league.moderated:
+            first, changes = _apply(conn, league, [reports[i].match for i in owners], last)  # type: ignore[assignment]
+            for k, row in enumerate(rows):
+                row |= {"seq": first + k, "status": "recorded", "decided": now, "decider": row["reporter"]}
+        if rows:
+            conn.execute(insert(matches), rows)
+        outs = [_out(league, row, json.loads(row["record"]), change) for row, change in zip(rows, changes)]
+        for k, i in enumerate(owners):
+            results[i] = (201 if changes[k] is not None else 202, outs[k])
+        for i, report in enumerate(reports):  # retries of a report earlier in this batch
+            if results[i] is None and i not in retried:
+                results[i] = (200, outs[new[report.match.id]])  # type: ignore[index]
+    if retried:
+        with read_transaction(engine) as conn:
+            for i, row in retried.items():
+                results[i] = (200, _match_out(conn, league, row))
+    assert all(r is not None for r in results)
+    return results  # type: ignore[return-value]
 
 
 def _states(conn: Connection, league_id: int, players: Iterable[str]) -> dict[str, PlayerState]:
-    names = list(players)
-    rows = conn.execute(select(ratings.c.player, ratings.c.mu, ratings.c.sigma, ratings.c.games, ratings.c.last_time)
-                        .where(and_(ratings.c.league_id == league_id, ratings.c.player.in_(names))))
+    rows = conn.execute(_STATES, {"league": league_id, "players": list(players)})
     return {r.player: PlayerState(float(r.mu), float(r.sigma), int(r.games), null_to_nan(r.last_time)) for r in rows}
 
 
-def _append(conn: Connection, league: LeagueInfo, pk: int, match: Match, decider: int | None, now: float) -> None:
-    """Record match ``pk`` at the end of the league's log and apply its rating update."""
-    last = conn.execute(select(func.max(matches.c.seq)).where(matches.c.league_id == league.id)).scalar()
-    seq = 0 if last is None else int(last) + 1
-    players = match.players
-    before = _states(conn, league.id, players)
+def _apply(conn: Connection, league: LeagueInfo, log: Sequence[Match], last: int | None
+           ) -> tuple[int, list[list[dict[str, Any]]]]:
+    """Append ``log`` to the league's approved log, rating each match in order, and store the ratings.
+
+    ``last`` is the seq at the end of the log (None if it is empty), read under the lock.  Returns
+    the seq of its first match and, for each match, each player's rating before and after it.  The caller
+    writes the matches' own rows with those seqs, in the same transaction.
+    """
+    first = 0 if last is None else int(last) + 1
+    everyone = list(dict.fromkeys(p for match in log for p in match.players))
+    before = _states(conn, league.id, everyone)
     population = League(league.model, keep_history=False)
     population.set_states(before)
-    population.record(match)
-    after = population.states(players)
-    updates = [{"p": p, "mu": s.mu, "sigma": s.sigma, "games": s.games, "t": nan_to_null(s.last_time)}
-               for p, s in after.items() if p in before]
-    if updates:
-        from sqlalchemy import bindparam
-
-        conn.execute(update(ratings).where(and_(ratings.c.league_id == league.id, ratings.c.player == bindparam("p")))
-                     .values(mu=bindparam("mu"), sigma=bindparam("sigma"), games=bindparam("games"),
-                             last_time=bindparam("t")), updates)
-    fresh = [{"league_id": league.id, "player": p, "mu": s.mu, "sigma": s.sigma, "games": s.games,
-              "last_time": nan_to_null(s.last_time)} for p, s in after.items() if p not in before]
-    if fresh:
-        conn.execute(insert(ratings), fresh)
-    conn.execute(insert(history), [{"league_id": league.id, "player": p, "seq": seq, "mu": s.mu, "sigma": s.sigma}
-                                   for p, s in after.items()])
-    conn.execute(update(matches).where(matches.c.id == pk)
-                 .values(seq=seq, status="recorded", decided=now, decider=decider))
+    prior = league.model.prior
+    current = {p: (s.mu, s.sigma) for p, s in before.items()}
+    history_rows: list[dict[str, Any]] = []
+    changes = []
+    for k, match in enumerate(log):
+        players = match.players
+        population.record(match)
+        after = population.states(players)
+        change = []
+        for p in players:
+            was = current.get(p, (prior.mu, prior.sigma))
+            now = after[p]
+            current[p] = (now.mu, now.sigma)
+            change.append({"player": p, "before": {"mu": was[0], "sigma": was[1]},
+                           "after": {"mu": now.mu, "sigma": now.sigma}})
+            history_rows.append({"league_id": league.id, "player": p, "seq": first + k, "mu": now.mu,
+                                 "sigma": now.sigma})
+        changes.append(change)
+    final = population.states(everyone)
+    conn.execute(_UPSERT_STATES[conn.dialect.name], [
+        {"league_id": league.id, "player": p, "mu": s.mu, "sigma": s.sigma, "games": s.games,
+         "last_time": nan_to_null(s.last_time)} for p, s in final.items()])
+    conn.execute(insert(history), history_rows)
+    return first, changes
 
 
 def _match_row(conn: Connection, league: LeagueInfo, match_id: str) -> Any:
@@ -351,8 +473,12 @@ def approve_match(engine: Engine, league: LeagueInfo, match_id: str, token: Toke
             return 200, _match_out(conn, league, row)
         if row.status != "pending":
             raise StoreError(409, "status", f"Match {match_id!r} is {row.status}; only pending matches can be approved.")
-        _append(conn, league, row.id, _to_match(row.record), token.id, clock.time())
-        return 200, _match_out(conn, league, conn.execute(select(matches).where(matches.c.id == row.id)).one())
+        now = clock.time()
+        seq, changes = _apply(conn, league, [_to_match(row.record)],
+                              conn.execute(_LAST_SEQ, {"league": league.id}).scalar())
+        conn.execute(_RECORD_PENDING, {"pk": row.id, "seq": seq, "now": now, "decider": token.id})
+        done = row._asdict() | {"seq": seq, "status": "recorded", "decided": now, "decider": token.id}
+        return 200, _out(league, done, json.loads(row.record), changes[0])
     raise AssertionError("unreachable")  # pragma: no cover
 
 
@@ -526,17 +652,26 @@ def _iso(t: float | None) -> str | None:
 
 
 def _match_out(conn: Connection, league: LeagueInfo, row: Any) -> dict[str, Any]:
+    """A stored match as the API shows it, with each player's rating before and after it if recorded."""
     record = json.loads(row.record)
-    out: dict[str, Any] = {"id": row.match_id, "league": league.name, "status": row.status, "seq": row.seq,
-                           "record": record, "reported": _iso(row.reported), "decided": _iso(row.decided)}
+    changes = None
     if row.status == "recorded":
         players = [p for team in record["teams"] for p in team]
         after = {r.player: (float(r.mu), float(r.sigma)) for r in conn.execute(
             select(history.c.player, history.c.mu, history.c.sigma)
             .where(and_(history.c.league_id == league.id, history.c.seq == row.seq)))}
         prev = _before(conn, league, players, int(row.seq))
-        out["ratings"] = [{"player": p, "before": {"mu": prev[p][0], "sigma": prev[p][1]},
-                           "after": {"mu": after[p][0], "sigma": after[p][1]}} for p in players if p in after]
+        changes = [{"player": p, "before": {"mu": prev[p][0], "sigma": prev[p][1]},
+                    "after": {"mu": after[p][0], "sigma": after[p][1]}} for p in players if p in after]
+    return _out(league, row._asdict(), record, changes)
+
+
+def _out(league: LeagueInfo, row: Mapping[str, Any], record: dict[str, Any],
+         changes: list[dict[str, Any]] | None) -> dict[str, Any]:
+    out: dict[str, Any] = {"id": row["match_id"], "league": league.name, "status": row["status"], "seq": row["seq"],
+                           "record": record, "reported": _iso(row["reported"]), "decided": _iso(row["decided"])}
+    if changes is not None:
+        out["ratings"] = changes
     return out
 
 
