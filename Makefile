@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench evaluation clean
+.PHONY: demo test bench load evaluation clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -23,6 +23,10 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/replay.py
+
+# The league server under load: 4 server processes, 16 clients x 250 reports, on SQLite and PostgreSQL.
+load: $(STAMP)
+	$(BIN)/python benchmarks/load.py
 
 # Regenerates docs/evaluation.md (and its figure) from ../shared/data: about ten minutes.
 evaluation: $(STAMP)

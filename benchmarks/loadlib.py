@@ -425,10 +425,7 @@ class Reporter:
             try:
                 status, data, retry_after = conn.post(path, report.body, self.headers)
             except (OSError, http.client.HTTPException) as error:
-                out.connection_errors += 1
-                out.errors[f"{type(error).__name__}: {error}"[:120]] += 1
-                if self.stop_on_error:
-                    self.stopped = True
+                if self._cut_off(error):
                     return False
                 reason = f"{type(error).__name__}: {error}"
                 status, data, retry_after = -1, reason.encode(), None
@@ -456,6 +453,14 @@ class Reporter:
             delay *= 2
             server += 1
 
+    def _cut_off(self, error: Exception) -> bool:
+        """Count a connection error; True if this client stops at the first one (``stop_on_error``)."""
+        self.out.connection_errors += 1
+        self.out.errors[f"{type(error).__name__}: {error}"[:120]] += 1
+        if self.stop_on_error:
+            self.stopped = True
+        return self.stop_on_error
+
     def race(self, report: Report, server: int, on_ack: Callable[[Report], None] | None) -> bool:
         """Send ``report`` to ``server`` and, before reading that answer, deliver it to the next server;
         then read the first answer too (one of the two must be 201, the other 200)."""
@@ -467,10 +472,7 @@ class Reporter:
             try:
                 first.request("POST", REPORT_PATH.format(league=report.league), report.body, self.headers)
             except (OSError, http.client.HTTPException) as error:
-                out.connection_errors += 1
-                out.errors[f"{type(error).__name__}: {error}"[:120]] += 1
-                if self.stop_on_error:
-                    self.stopped = True
+                if self._cut_off(error):
                     return False
             delivered = self.deliver(report, server + 1, on_ack=on_ack)
             try:

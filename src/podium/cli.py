@@ -413,6 +413,43 @@ def token_create(
         engine.dispose()
 
 
+@token_app.command("list")
+def token_list(db: Annotated[str | None, typer.Option("--db", help=DB_HELP)] = None) -> None:
+    """List the tokens: id, role, label, created, revoked (the tokens themselves are not stored)."""
+    from .server.db import read_transaction
+    from .server.store import list_tokens
+
+    engine = _engine(db)
+    try:
+        with read_transaction(engine) as conn:
+            rows = list_tokens(conn)
+    finally:
+        engine.dispose()
+    table = Table("id", "role", "label", "created", "revoked")
+    for row in rows:
+        table.add_row(str(row["id"]), row["role"], row["label"], row["created"] or "", "yes" if row["revoked"] else "")
+    console.print(table)
+
+
+@token_app.command("revoke")
+def token_revoke(
+    token_id: Annotated[int, typer.Argument(metavar="ID", help="The token's id (podium token list).")],
+    db: Annotated[str | None, typer.Option("--db", help=DB_HELP)] = None,
+) -> None:
+    """Revoke a token: every request with it is refused from now on."""
+    from .server.store import revoke_token
+
+    engine = _engine(db)
+    try:
+        found = revoke_token(engine, token_id)
+    finally:
+        engine.dispose()
+    if not found:
+        notes.print(f"[red]error:[/red] no token with id {token_id} (see podium token list).")
+        raise typer.Exit(1)
+    notes.print(f"token {token_id} revoked")
+
+
 @league_app.command("create")
 def league_create(
     name: Annotated[str, typer.Argument(help="The league's name (a-z, 0-9, '-', '_').")],

@@ -84,6 +84,38 @@ def test_token_create_prints_a_token_the_server_accepts(sqlite_db: str) -> None:
     assert not any(t in r.digest for r in rows for t in tokens.values())  # only digests are stored
 
 
+def test_token_list_and_revoke(sqlite_db: str) -> None:
+    made = {}
+    for role, label in (("admin", "ops"), ("reporter", "scorer at table 3")):
+        made[role] = invoke("token", "create", "--role", role, "--db", sqlite_db, "--label", label).output.strip()
+    listed = invoke("token", "list", "--db", sqlite_db)
+    assert listed.exit_code == 0, listed.output
+    assert "ops" in listed.output and "scorer at table 3" in listed.output
+    assert not any(t in listed.output for t in made.values())  # tokens are never shown again
+    with server(sqlite_db) as client:
+        assert client.post("/api/v1/leagues", json={"name": "cli", "model": "elo"},
+                           headers=auth(made["admin"])).status_code == 201
+        match = {"teams": [["a"], ["b"]]}
+        assert client.post("/api/v1/leagues/cli/matches", json=match, headers=auth(made["reporter"])).status_code == 201
+        engine = client.app.state.engine
+        with engine.connect() as conn:
+            reporter_id = conn.execute(select(db.tokens.c.id).where(db.tokens.c.role == "reporter")).scalar_one()
+        revoked = invoke("token", "revoke", str(reporter_id), "--db", sqlite_db)
+        assert revoked.exit_code == 0, revoked.output
+        # At once, in the server that was already running: the report is refused and nothing is stored.
+        refused = client.post("/api/v1/leagues/cli/matches", json=match, headers=auth(made["reporter"]))
+        assert refused.status_code == 401 and refused.json()["field"] == "authorization", refused.text
+        assert client.get("/api/v1/leagues/cli").json()["matches"] == 1
+        assert client.post("/api/v1/leagues", json={"name": "two", "model": "elo"},
+                           headers=auth(made["admin"])).status_code == 201  # the other token still works
+        engine.dispose()
+    rows = invoke("token", "list", "--db", sqlite_db).output.splitlines()
+    assert any("scorer at table 3" in r and "yes" in r for r in rows)
+    assert any("ops" in r and "yes" not in r for r in rows)
+    missing = invoke("token", "revoke", "999", "--db", sqlite_db)
+    assert missing.exit_code == 1 and "999" in missing.output
+
+
 def test_token_create_refuses_an_unknown_role(sqlite_db: str) -> None:
     result = invoke("token", "create", "--role", "root", "--db", sqlite_db)
     assert result.exit_code != 0

@@ -20,7 +20,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
 from sqlalchemy.engine import Engine
-from sqlalchemy.exc import IntegrityError, OperationalError
+from sqlalchemy.exc import IntegrityError, OperationalError, SQLAlchemyError
 
 from . import store
 from .db import make_engine, migrate, read_transaction
@@ -88,12 +88,15 @@ class _TooLarge(Exception):
 class _GroupCommit:
     """The reports of one league that wait for its writer, written a batch per transaction.
 
-    Each report joins the queue, then takes its turn at the league's (fair) asyncio lock; whoever holds
-    the lock writes everything queued so far (:func:`store.record_reports`), its own report among it, so
-    the reports that arrive while a batch is being written go together in the next one.  A lone report
-    is written at once; under load the lock, reads and commit of a league are paid once per batch.  An
-    unexpected failure of a batch is retried report by report, so that it reaches only the report that
-    causes it.
+    Each report joins the league's queue and waits for its answer; one writer task per league writes
+    everything queued so far (:func:`store.record_reports`) while the queue is not empty, so the reports
+    that arrive while a batch is being written go together in the next one.  A lone report is written at
+    once; under load the lock, reads and commit of a league are paid once per batch.  The writer belongs
+    to no request: a request cancelled while it waits (its client gone, a server shutting down) leaves
+    the others' answers to come.  A batch that fails on something other than the database (a bug one
+    report's content triggers) is retried report by report, so that the failure reaches only that
+    report; a database failure (busy, connection lost) fails the batch, which was not written, and its
+    clients retry.
     """
 
     MAX_BATCH = 256
@@ -102,23 +105,39 @@ class _GroupCommit:
         self.engine = engine
         self.league = league
         self.queue: list[tuple[store.Report, asyncio.Future[Any]]] = []
-        self.lock = asyncio.Lock()
+        self.writer: asyncio.Task[None] | None = None
 
     async def submit(self, report: store.Report) -> tuple[int, dict[str, Any]]:
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Any] = loop.create_future()
         self.queue.append((report, future))
-        async with self.lock:
-            while not future.done():
-                batch, self.queue = self.queue[:self.MAX_BATCH], self.queue[self.MAX_BATCH:]
-                await self._write(batch)
-        result = future.result()
+        # (A writer that is still running sees this report: it looks at the queue again after each batch,
+        # and nothing else runs between its last look and its end.)
+        if self.writer is None or self.writer.done():
+            self.writer = loop.create_task(self._drain())
+        result = await future
         if isinstance(result, StoreError):
             raise result
         return result
 
+    async def _drain(self) -> None:
+        batch: list[tuple[store.Report, asyncio.Future[Any]]] = []
+        try:
+            while self.queue:
+                batch, self.queue = self.queue[:self.MAX_BATCH], self.queue[self.MAX_BATCH:]
+                await self._write(batch)
+        finally:  # cancelled (the server stopping): nobody may wait for ever
+            for _, future in batch + self.queue:
+                _settle(future, error=StoreError(503, "server", "The server stopped before this report was "
+                                                                "written; retry."))
+
     async def _write(self, batch: list[tuple[store.Report, asyncio.Future[Any]]]) -> None:
         try:
             results = await run_in_threadpool(store.record_reports, self.engine, self.league, [r for r, _ in batch])
+        except (SQLAlchemyError, OSError) as error:  # the database's failure, not a report's: nothing was written
+            for _, future in batch:
+                _settle(future, error=error)
+            return
         except Exception as error:
             if len(batch) == 1:
                 _settle(batch[0][1], error=error)
@@ -312,8 +331,9 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
                          202: {"description": "Stored as pending: the league is moderated."},
                          409: {"description": "The id belongs to a different match."}})
     async def report(name: str, request: Request) -> Any:
-        # The token is checked inside the write transaction (one query fewer per report), after the body;
-        # a request without one is refused before anything is read.
+        # The token is checked inside the write transaction (one query fewer per report), so a bad token
+        # with a bad body (or an unknown league, which reads show anyway) gets the body's 4xx; a request
+        # without a token is refused before anything is read, and a bad token never stores anything.
         bearer = bearer_token(request, "reporter")
         body = await json_body(request)
         league = known.get(name)

@@ -14,14 +14,17 @@ Schema (created by the Alembic migrations in ``migrations/``, which are the only
 The approved log (``status = 'recorded'`` ordered by ``seq``) is the source of truth; ``ratings`` and
 ``history`` are derived from it and ``podium league rebuild`` recomputes them.
 
-Writes to a league are serialized: on SQLite by ``BEGIN IMMEDIATE`` (one writer per database, waiting up
-to ``busy_timeout``), on PostgreSQL by ``pg_advisory_xact_lock`` on the league's id, held to commit.
+Writes to a league are serialized: on SQLite by ``BEGIN IMMEDIATE`` (one writer per database), on
+PostgreSQL by ``pg_advisory_xact_lock`` on the league's id, held to commit.
 
-On SQLite, writers first queue on an exclusive ``flock`` of ``<database>-podium.lock`` (and, within a
-process, on a thread lock): SQLite's own busy handler polls with sleeps of up to 100 ms, which under
-load left the CPU idle while writers slept and gave p99 latencies over a second; a kernel lock wakes
-the next writer the moment the previous one commits.  ``BEGIN IMMEDIATE`` still guards against writers
-that do not take the file lock (another program on the same database).
+On SQLite, podium's writers first queue on an exclusive ``flock`` of ``<database>-podium.lock`` (and,
+within a process, on a thread lock): SQLite's own busy handler polls with sleeps of up to 100 ms, which
+under load left the CPU idle while writers slept and gave p99 latencies over a second; a kernel lock
+wakes the next writer the moment the previous one commits.  Like PostgreSQL's advisory lock, the queue
+has no time limit: a writer waits for the writers ahead of it however long they take (a ``rebuild`` of
+a large league, say).  ``BEGIN IMMEDIATE`` still guards against writers that do not take the file lock
+(another program on the same database); those are waited for up to ``busy_timeout``, then the request
+gets 503 "busy; retry".
 """
 
 from __future__ import annotations

@@ -47,7 +47,8 @@ class Settings:
     page_size : int
         Default and largest page of the leaderboard.
     busy_timeout : float
-        Seconds a SQLite writer waits for the write lock before giving up (503).
+        Seconds a SQLite writer waits for a write lock held by a program other than podium's servers
+        before giving up (503); podium's own writers queue without a limit (see ``db.py``).
     """
 
     db: str = "podium.db"

@@ -1,7 +1,9 @@
 """What the league server does, as functions over a database: no HTTP here.
 
-Every write runs in :func:`podium.server.db.write_transaction`, which holds the league's write lock, so the
-checks it makes (does this id exist? is this match pending?) still hold when it commits.  A recorded match
+Every write runs in :func:`podium.server.db.write_transaction` and holds the league's write lock (taken
+at the start, or by :func:`podium.server.db.lock_league` after reads that need none), so the checks it
+makes (does this id exist? is this match pending?) still hold when it commits.  Reports are written in
+batches (:func:`record_reports`: the server's group commit), each match rated in order.  A recorded match
 and the rating update it causes are written in the same transaction: after a crash either both are there
 or neither is.
 
@@ -39,7 +41,7 @@ from .db import (history, leagues, lock_league, matches, nan_to_null, null_to_na
                  write_transaction)
 
 __all__ = [
-    "ROLES", "StoreError", "LeagueInfo", "TokenInfo", "create_token", "find_token", "make_model", "create_league",
+    "ROLES", "StoreError", "LeagueInfo", "TokenInfo", "create_token", "list_tokens", "revoke_token", "find_token", "make_model", "create_league",
     "get_league", "list_leagues", "parse_record", "Report", "prepare_report", "report_match", "record_reports", "approve_match", "reject_match", "void_match",
     "correct_match", "get_match", "pending_matches", "leaderboard", "player_page", "predict", "balance",
     "rebuild", "Difference",
@@ -90,6 +92,20 @@ def create_token(engine: Engine, role: str, label: str = "") -> str:
         conn.execute(insert(tokens).values(digest=_digest(token), role=role, label=label[:200],
                                            created=clock.time(), revoked=False))
     return token
+
+
+def list_tokens(conn: Connection) -> list[dict[str, Any]]:
+    """Every token's id, role, label, creation time and whether it is revoked (never the token)."""
+    rows = conn.execute(select(tokens.c.id, tokens.c.role, tokens.c.label, tokens.c.created, tokens.c.revoked)
+                        .order_by(tokens.c.id))
+    return [{"id": r.id, "role": r.role, "label": r.label, "created": _iso(r.created), "revoked": bool(r.revoked)}
+            for r in rows]
+
+
+def revoke_token(engine: Engine, token_id: int) -> bool:
+    """Revoke token ``token_id`` (it stops working at once); False if there is no such token."""
+    with engine.begin() as conn:
+        return conn.execute(update(tokens).where(tokens.c.id == token_id).values(revoked=True)).rowcount == 1
 
 
 def find_token(conn: Connection, token: str) -> TokenInfo | None:
@@ -406,9 +422,17 @@ def record_reports(engine: Engine, league: LeagueInfo, reports: Sequence[Report]
             if results[i] is None and i not in retried:
                 results[i] = (200, outs[new[report.match.id]])  # type: ignore[index]
     if retried:
-        with read_transaction(engine) as conn:
-            for i, row in retried.items():
-                results[i] = (200, _match_out(conn, league, row))
+        # The batch is committed: whatever happens now must not fail it (a caller retrying it would
+        # write its reports without an id twice).  A retry whose answer cannot be read is asked to retry.
+        try:
+            with read_transaction(engine) as conn:
+                for i, row in retried.items():
+                    results[i] = (200, _match_out(conn, league, row))
+        except Exception:
+            for i in retried:
+                if results[i] is None:
+                    results[i] = StoreError(503, "database", "The match is stored, but reading it back failed; "
+                                                             "retry to get it.")
     assert all(r is not None for r in results)
     return results  # type: ignore[return-value]
 
