@@ -127,6 +127,23 @@ def _run(coroutine: Any) -> Any:
     return asyncio.run(coroutine)
 
 
+def _first_then_the_rest(engine: Any, league: store.LeagueInfo, reporter: str, records: list[dict[str, Any]],
+                         batches: list[Any]) -> list[Any]:
+    """Submit ``records[0]``; once its batch is being written (``batches``, filled by a spy on
+    ``record_reports``, is not empty), submit the rest at once.  The answers (or exceptions), in order."""
+
+    async def go() -> list[Any]:
+        writer = _GroupCommit(engine, league)
+        first = asyncio.create_task(writer.submit(store.prepare_report(league, records[0], reporter, 1000)))
+        while not batches:
+            await asyncio.sleep(0.001)
+        rest = await asyncio.gather(*(writer.submit(store.prepare_report(league, r, reporter, 1000))
+                                      for r in records[1:]), return_exceptions=True)
+        return [await first, *rest]
+
+    return _run(go())
+
+
 def test_reports_that_arrive_during_a_write_go_in_the_next_batch(engine: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     league = _league(engine)
     reporter = store.create_token(engine, "reporter")
@@ -141,16 +158,7 @@ def test_reports_that_arrive_during_a_write_go_in_the_next_batch(engine: Any, mo
     records = [{"id": f"r{i}", "teams": [[f"p{i % 7}"], [f"p{(i + 3) % 7}"]], "ranks": [0, 1]} for i in range(12)]
     records.append(records[5])  # a retry while the first copy waits in the same batch
 
-    async def go() -> list[Any]:
-        writer = _GroupCommit(engine, league)
-        first = asyncio.create_task(writer.submit(store.prepare_report(league, records[0], reporter, 1000)))
-        while not sizes:  # the first report is being written
-            await asyncio.sleep(0.001)
-        rest = await asyncio.gather(*(writer.submit(store.prepare_report(league, r, reporter, 1000))
-                                      for r in records[1:]))
-        return [await first, *rest]
-
-    answers = _run(go())
+    answers = _first_then_the_rest(engine, league, reporter, records, sizes)
     # The first report is written alone (nothing else had arrived); the twelve that arrived meanwhile are
     # written together.
     assert sizes == [1, 12]
@@ -180,16 +188,7 @@ def test_a_failing_batch_is_retried_report_by_report(engine: Any, monkeypatch: p
     ids = ["a0", "a1", "bad", "a2"]
     records = [{"id": i, "teams": [[f"x{i}"], ["y"]]} for i in ids]
 
-    async def go() -> list[Any]:
-        writer = _GroupCommit(engine, league)
-        first = asyncio.create_task(writer.submit(store.prepare_report(league, records[0], reporter, 1000)))
-        while not calls:  # the first report is being written
-            await asyncio.sleep(0.001)
-        rest = await asyncio.gather(*(writer.submit(store.prepare_report(league, r, reporter, 1000))
-                                      for r in records[1:]), return_exceptions=True)
-        return [await first, *rest]
-
-    answers = _run(go())
+    answers = _first_then_the_rest(engine, league, reporter, records, calls)
     assert calls == [["a0"], ["a1", "bad", "a2"], ["a1"], ["bad"], ["a2"]]
     assert isinstance(answers[2], RuntimeError)
     assert [answers[i][0] for i in (0, 1, 3)] == [201, 201, 201]
@@ -203,7 +202,7 @@ def _count(engine: Any, league: store.LeagueInfo) -> int:
                                 .where(matches_table.c.league_id == league.id)).scalar_one())
 
 
-# -- 1. a cancelled batch writer strands the other reports of its batch (and spins on empty batches) ------------
+# -- a request cancelled while its batch is written leaves the rest of the batch their answers ---------------
 def test_a_cancelled_batch_writer_does_not_strand_the_rest_of_its_batch(engine: Any, monkeypatch: pytest.MonkeyPatch
                                                                         ) -> None:
     """The request that holds the league's asyncio lock is cancelled (its client went away) while its batch is
@@ -250,7 +249,7 @@ def test_a_cancelled_batch_writer_does_not_strand_the_rest_of_its_batch(engine: 
         f"(b's report was taken out of the queue by the cancelled writer: b loops on record_reports([]))")
 
 
-# -- 2. the report-by-report fallback re-writes a batch that was already committed --------------------------------
+# -- a committed batch is never written again -------------------------------------------------------------------
 def test_a_failure_after_the_commit_does_not_write_the_batch_twice(engine: Any, monkeypatch: pytest.MonkeyPatch
                                                                     ) -> None:
     """record_reports commits, then reads the answers to retries of stored matches in a second transaction.
@@ -290,82 +289,78 @@ def test_a_failure_after_the_commit_does_not_write_the_batch_twice(engine: Any, 
     assert store.report_match(engine, league, stored, reporter, 1000)[0] == 200
 
 
-# -- 3. SQLite: a busy database costs one busy_timeout per report of the batch ------------------------------------
-def test_a_busy_sqlite_database_fails_a_batch_in_one_busy_timeout(tmp_path: Path) -> None:
+# -- SQLite: a database busy with another program fails a batch in one busy_timeout ------------------------------
+@pytest.fixture
+def sqlite_league(tmp_path: Path) -> Any:
+    """A SQLite file with a TrueSkill league and a reporter token, whose engine waits 0.25 s when busy:
+    ``(engine, path, league, reporter, busy_timeout)``."""
+    path = tmp_path / "league.db"
+    busy = 0.25
+    engine = make_engine(database_url(str(path)), busy_timeout=busy)
+    migrate(engine)
+    yield engine, path, _league(engine), store.create_token(engine, "reporter"), busy
+    engine.dispose()
+
+
+def test_a_busy_sqlite_database_fails_a_batch_in_one_busy_timeout(sqlite_league: Any) -> None:
     """Another program holds SQLite's write lock: the batch fails once, after busy_timeout, and every report
     of it is refused (503 "busy; retry"); it is not retried report by report (the k-th report would wait
     k + 1 busy timeouts)."""
-    path = tmp_path / "busy.db"
-    busy = 0.25
-    engine = make_engine(database_url(str(path)), busy_timeout=busy)
-    migrate(engine)
+    engine, path, league, reporter, busy = sqlite_league
+    other = sqlite3.connect(str(path), isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")  # another program writing (it does not know podium's flock)
     try:
-        league = _league(engine)
-        reporter = store.create_token(engine, "reporter")
-        other = sqlite3.connect(str(path), isolation_level=None)
-        other.execute("BEGIN IMMEDIATE")  # another program writing (it does not know podium's flock)
-        try:
-            async def go() -> tuple[list[Any], float]:
-                writer = _GroupCommit(engine, league)
-                start = time.monotonic()
-                answers = await asyncio.gather(*(writer.submit(store.prepare_report(
-                    league, {"id": f"r{i}", "teams": [[f"p{i}"], ["q"]]}, reporter, 1000)) for i in range(8)),
-                    return_exceptions=True)
-                return answers, time.monotonic() - start
+        async def go() -> tuple[list[Any], float]:
+            writer = _GroupCommit(engine, league)
+            start = time.monotonic()
+            answers = await asyncio.gather(*(writer.submit(store.prepare_report(
+                league, {"id": f"r{i}", "teams": [[f"p{i}"], ["q"]]}, reporter, 1000)) for i in range(8)),
+                return_exceptions=True)
+            return answers, time.monotonic() - start
 
-            answers, elapsed = asyncio.run(go())
-        finally:
-            other.rollback()
-            other.close()
-        assert all(isinstance(a, OperationalError) for a in answers), answers
-        assert elapsed < 4 * busy, f"8 reports refused as busy after {elapsed:.2f} s (busy_timeout {busy} s)"
+        answers, elapsed = asyncio.run(go())
     finally:
-        engine.dispose()
+        other.rollback()
+        other.close()
+    assert all(isinstance(a, OperationalError) for a in answers), answers
+    assert elapsed < 4 * busy, f"8 reports refused as busy after {elapsed:.2f} s (busy_timeout {busy} s)"
 
 
-# -- 4. SQLite: podium's writers queue behind each other without a time limit, like PostgreSQL's lock -------------
-def test_a_sqlite_writer_waits_for_the_podium_writer_ahead(tmp_path: Path) -> None:
+# -- SQLite: podium's writers queue behind each other without a time limit, like PostgreSQL's lock -------------
+def test_a_sqlite_writer_waits_for_the_podium_writer_ahead(sqlite_league: Any) -> None:
     """A podium writer holds the database (a long ``podium league rebuild``, another server process's batch):
     the report waits for it, longer than busy_timeout (which bounds only waits for other programs), then is
     written."""
-    path = tmp_path / "queue.db"
-    busy = 0.25
-    engine = make_engine(database_url(str(path)), busy_timeout=busy)
-    migrate(engine)
-    try:
-        league = _league(engine)
-        reporter = store.create_token(engine, "reporter")
-        holding, release = threading.Event(), threading.Event()
+    engine, path, league, reporter, busy = sqlite_league
+    holding, release = threading.Event(), threading.Event()
 
-        def long_writer() -> None:
-            other = make_engine(database_url(str(path)), busy_timeout=busy)  # another podium process, say
-            try:
-                with write_transaction(other, league.id):
-                    holding.set()
-                    release.wait(10)
-            finally:
-                other.dispose()
-
-        thread = threading.Thread(target=long_writer)
-        thread.start()
-        holding.wait(5)
-        timer = threading.Timer(4 * busy, release.set)
-        timer.start()
-        start = time.monotonic()
+    def long_writer() -> None:
+        other = make_engine(database_url(str(path)), busy_timeout=busy)  # another podium process, say
         try:
-            status = store.report_match(engine, league, {"id": "r", "teams": [["a"], ["b"]]}, reporter, 1000)[0]
-            elapsed = time.monotonic() - start
+            with write_transaction(other, league.id):
+                holding.set()
+                release.wait(10)
         finally:
-            release.set()
-            timer.cancel()
-            thread.join()
-        assert status == 201
-        assert elapsed >= 3.5 * busy, f"the report did not wait for the writer ahead ({elapsed:.2f} s)"
+            other.dispose()
+
+    thread = threading.Thread(target=long_writer)
+    thread.start()
+    holding.wait(5)
+    timer = threading.Timer(4 * busy, release.set)
+    timer.start()
+    start = time.monotonic()
+    try:
+        status = store.report_match(engine, league, {"id": "r", "teams": [["a"], ["b"]]}, reporter, 1000)[0]
+        elapsed = time.monotonic() - start
     finally:
-        engine.dispose()
+        release.set()
+        timer.cancel()
+        thread.join()
+    assert status == 201
+    assert elapsed >= 3.5 * busy, f"the report did not wait for the writer ahead ({elapsed:.2f} s)"
 
 
-# -- 5. HTTP: a report's token is checked in its write transaction ----------------------------------------------
+# -- HTTP: a report's token is checked in its write transaction ----------------------------------------------
 def test_a_report_with_a_bad_token_stores_nothing(client: Any, tokens: dict[str, str]) -> None:
     """The token of a report is checked inside the transaction that would write it (one query fewer): a valid
     body with an unknown token is 401; an invalid one gets the body's 422 first (documented in app.py), and a
