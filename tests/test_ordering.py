@@ -11,7 +11,7 @@ Every reference is independent of the code under test:
 * seeded numpy Monte Carlo of exactly the documented event, tolerance five standard errors;
 * central finite differences of ``log_order`` itself for the gradients.
 
-Bugs found here are ``xfail(strict=True)`` with the measured numbers in the reason.
+Every reference value is computed independently of the code under test (no golden files).
 """
 
 from __future__ import annotations
@@ -241,12 +241,8 @@ def test_ties_are_the_mean_over_the_group_orders(rank: list[int | None], density
     np.testing.assert_allclose(gs, np.mean(grads_s, axis=0), rtol=0, atol=1e-12)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG (spec): log_order documents a draw as the mean over the tied group's orders, but above 120 orders "
-    "log_outcome averages only the group's cyclic rotations: six tied m=[0.9,0.4,0,-0.3,-0.8,1.5] give "
-    "-7.963851 vs the mean over all 720 orders -7.999365 (difference 0.0355)"))
 def test_large_tied_group_is_the_mean_over_all_its_orders() -> None:
-    # six tied competitors (720 orders > the 120 the code enumerates): brute-force mean over all 720 orders
+    # six tied competitors: brute-force mean over all 720 orders of the log-likelihood
     m = [0.9, 0.4, 0.0, -0.3, -0.8, 1.5]
     rank = [0, 0, 0, 0, 0, 0]
     mean = float(np.mean([log_order(m, rank=ranks_of(p, 6)) for p in itertools.permutations(range(6))]))
@@ -346,44 +342,30 @@ SWEEP = {
     "large_margin_draw": ([0.0, 0.5, -0.5], None, [0, 0, 1], 50.0),
     "tiny_margin_draw3": ([0.0, 0.5, -0.5], None, [0, 0, 0], 1e-12),
 }
-_GUMBEL_FAR = "BUG: the Gumbel density with a competitor 1e5 away returns the floor sentinel -1e300 and inf/nan gradients"
-SWEEP_XFAIL = {
-    ("upset_far_top", "gumbel"): "true log P ~ -e^{1e5} underflows: returns -1e300 and dm[3] = -3.9e305, ds[3] = inf",
-    ("far_winner_upset", "gumbel"): _GUMBEL_FAR + " (ds = nan); true log P ~ -e^{1e5} underflows",
-}
 
 
 @pytest.mark.parametrize("name", list(SWEEP))
 @pytest.mark.parametrize("density", ["gaussian", "logistic", "gumbel"])
-def test_extreme_inputs_stay_finite(name: str, density: str, request: pytest.FixtureRequest) -> None:
-    if (name, density) in SWEEP_XFAIL:
-        request.applymarker(pytest.mark.xfail(strict=True, reason=SWEEP_XFAIL[(name, density)]))
+def test_extreme_inputs_stay_finite(name: str, density: str) -> None:
     m, s, rank, margin = SWEEP[name]
-    _check_finite(m, s, rank, margin, density)
+    value = _check_finite(m, s, rank, margin, density)
+    if density == "gumbel" and margin == 0.0 and s is None and rank is None:
+        # maximum-type Gumbel noise is Plackett-Luce (McFadden 1974): the closed form holds at any spread
+        assert value == pytest.approx(pl_log_order(np.array(m))[0], rel=1e-12, abs=1e-9)
 
 
 @pytest.mark.parametrize("density", ["gaussian", "logistic", "gumbel"])
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: a spread of 2e6 in m caps the grid (131072 nodes, step ~15 scales): m=[1e6, 0, -1e6] in the likely "
-    "order gives log P = -71.42 (gaussian), -7.77 (logistic), -16.05 (gumbel, with nan ds) instead of 0 "
-    "(bound: 1 - P <= 2 F(-1e6)), gaussian dm = [-6.96, 0, 6.96] instead of ~0"))
 def test_huge_spread_in_the_likely_order(density: str) -> None:
     value = _check_finite([1e6, 0.0, -1e6], None, None, 0.0, density)
     assert value == pytest.approx(0.0, abs=1e-9)
 
 
 @pytest.mark.parametrize("density", ["gaussian", "logistic"])
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: scales 1e-4 and 1e4: m=[0,0], s=[1e-4,1e4] gives log P = -20049926.2 (gaussian), -26692.2 "
-    "(logistic) instead of log(1/2) (symmetry); at s=[1,1e4] already -1.1234 (logistic), at [1,1e6] -2001.07"))
 def test_extreme_scale_ratio_two_players(density: str) -> None:
     value = _check_finite([0.0, 0.0], [1e-4, 1e4], None, 0.0, density)
     assert value == pytest.approx(-math.log(2.0), abs=1e-8)  # X_1 - X_2 symmetric about 0
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: m=[0,0,0], s=[1e-4,1,1e4] gives log P = -20049926.9 (gaussian) below the inclusion lower bound "
-    "log(Phi(4)(Phi(-4e-4)-Phi(-1))Phi(-1e-4)) = -1.766"))
 def test_extreme_scale_ratio_three_players() -> None:
     # event contains {X_1 > -4e-4} & {-1 < X_2 < -4e-4} & {X_3 < -1}, independent
     bound = math.log(special.ndtr(4.0) * (special.ndtr(-4e-4) - special.ndtr(-1.0)) * special.ndtr(-1e-4))
@@ -391,16 +373,7 @@ def test_extreme_scale_ratio_three_players() -> None:
     assert value >= bound
 
 
-@pytest.mark.parametrize("density", [
-    pytest.param("gaussian", marks=pytest.mark.xfail(strict=True, reason=(
-        "BUG: accuracy lost with a far non-finisher: m=[0,0.1,-0.2,-1e5], rank=[0,1,2,None] gives "
-        "-1.6393089980 vs -1.6393259717 without it (or with it at -100): error 1.7e-5"))),
-    pytest.param("logistic", marks=pytest.mark.xfail(strict=True, reason=(
-        "BUG: accuracy lost with a far non-finisher: -1.6977567493 vs -1.6977539062 (error 2.8e-6)"))),
-    pytest.param("gumbel", marks=pytest.mark.xfail(strict=True, reason=(
-        "BUG: gumbel with a non-finisher at m=-1e5 (or -1e3) returns the sentinel -1e300 and nan gradients; "
-        "at -10 it gives -1.62737, at -100 -1.62727; Plackett-Luce of the three finishers: -1.627274"))),
-])
+@pytest.mark.parametrize("density", ["gaussian", "logistic", "gumbel"])
 def test_far_below_non_finisher_changes_nothing(density: str) -> None:
     m3 = [0.0, 0.1, -0.2]
     value = _check_finite(m3 + [-1e5], None, [0, 1, 2, None], 0.0, density)
@@ -419,16 +392,7 @@ def mp_draw(margin: float) -> float:
         return float(mp.log(mp.ncdf(e / mp.sqrt(2)) - mp.ncdf(-e / mp.sqrt(2))))
 
 
-@pytest.mark.parametrize("centre, margin", [
-    (0.0, 1e-6),
-    pytest.param(1e4, 1e-6, marks=pytest.mark.xfail(strict=True, reason=(
-        "BUG: margin 1e-6 draw at m=[1e4,1e4]: -14.04130208 vs mpmath -14.04130191 (error 1.6e-7)"))),
-    pytest.param(0.0, 1e-12, marks=pytest.mark.xfail(strict=True, reason=(
-        "BUG: margin 1e-12 draw at m=[0,0]: -27.8568198 vs mpmath -27.8568125 (error 7.3e-6)"))),
-    pytest.param(1e4, 1e-12, marks=pytest.mark.xfail(strict=True, reason=(
-        "BUG: margin 1e-12 draw at m=[1e4,1e4]: -27.6051 vs mpmath -27.8568125 (rounding of x - e - m; "
-        "at 1e3: -27.8928)"))),
-])
+@pytest.mark.parametrize("centre, margin", [(0.0, 1e-6), (1e4, 1e-6), (0.0, 1e-12), (1e4, 1e-12), (1e6, 1e-12)])
 def test_tiny_margin_draw_against_mpmath(centre: float, margin: float) -> None:
     assert log_order([centre, centre], rank=[0, 0], margin=margin) == pytest.approx(mp_draw(margin), abs=1e-8)
 

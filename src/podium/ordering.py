@@ -11,12 +11,13 @@ This module gives, for any number of competitors,
 * :func:`rank_probabilities` -- ``P(competitor i finishes in place k)``;
 * :func:`log_win_probabilities` -- ``log P(competitor i performs best)``.
 
-The grid is uniform and chosen from the competitors (:func:`_design`): it covers every competitor's mass
-where the observed order puts it, and its step follows the narrowest integrand and the steepest slope the
-order forces, for about 1e-9 in ``log P`` (the tests check this against closed forms, mpmath, brute force
-and Monte Carlo).  Cumulative integrals are the trapezoid rule with Euler-Maclaurin end corrections
-(:func:`_cumulate`), whole-line integrals the plain trapezoid rule; everything runs in log space, so an
-upset with ``log P = -20000`` is as accurate as a likely outcome.
+How: :func:`log_outcome` turns ranks into stages (places, drawn groups, non-finishers) and hands them to
+:func:`podium.chain.order_log_prob` (the note's recursion on windows placed by expectation propagation,
+over a graded lattice, with a self-check that refines until every stage's posterior integrates to 1);
+place and win probabilities integrate over a lattice graded to the competitors' own spreads
+(:func:`_prior_lattice`).  Both use :func:`podium.lattice.cumulate`, the trapezoid rule with
+Euler-Maclaurin corrections in log space, so an upset with ``log P = -20000`` is as accurate as a likely
+outcome.  The tests check about 1e-9 in ``log P`` against closed forms, mpmath, brute force and Monte Carlo.
 """
 
 from __future__ import annotations
@@ -27,439 +28,19 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from .numerics import jit, log1mexp, log_ndtr, log_ndtr_diff, logaddexp, logsumexp, norm_logpdf
+from .chain import order_log_prob
+from .densities import (DENSITIES, GAUSSIAN, GUMBEL, LOG_FLOOR, LOGISTIC, SKEW_NORMAL, logcdf, logpdf, logsf,
+                        shape_info)
+from .lattice import build_lattice, cumulate, node_weights
+from .numerics import jit, log_ndtr, logaddexp
 
 __all__ = ["DENSITIES", "log_order", "rank_probabilities", "log_win_probabilities"]
 
-_LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
-_LN2 = math.log(2.0)
-
-
-# -- performance densities -------------------------------------------------------------------------------
-# Standardized noise e with density f; a competitor performs X = m + s e.  Codes are used inside the
-# compiled kernels; DENSITIES names them for the public API.
-GAUSSIAN, GUMBEL, LOGISTIC, SKEW_NORMAL = 0, 1, 2, 3
-DENSITIES = ("gaussian", "gumbel", "logistic", "skew_normal")
-_LOG_FLOOR = -1e300  # log densities below this are 0 to every purpose; keeps arithmetic free of inf - inf
-_EULER = 0.5772156649015329
-
-
-@jit
-def _logpdf(kind: int, shape: float, z: float) -> float:
-    """``log f(z)`` of the standardized noise density."""
-    if kind == GAUSSIAN:
-        return -0.5 * z * z - _LOG_SQRT_2PI
-    if kind == GUMBEL:  # the maximum-type Gumbel, f = exp(-z - e^-z): Plackett-Luce in the victory order
-        if z < -700.0:
-            return _LOG_FLOOR
-        return -z - math.exp(-z)
-    if kind == LOGISTIC:
-        t = abs(z)
-        return -t - 2.0 * math.log1p(math.exp(-t))
-    # skew-normal (Azzalini 1985): f = 2 phi(z) Phi(shape z)
-    return _LN2 - 0.5 * z * z - _LOG_SQRT_2PI + log_ndtr(shape * z)
-
-
-@jit
-def _logcdf(kind: int, shape: float, z: float) -> float:
-    """``log F(z)``; not used for the skew-normal, whose distribution function is integrated on the grid."""
-    if kind == GAUSSIAN:
-        return log_ndtr(z)
-    if kind == GUMBEL:
-        if z < -700.0:
-            return _LOG_FLOOR
-        return -math.exp(-z)
-    if z >= 0.0:  # logistic
-        return -math.log1p(math.exp(-z))
-    return z - math.log1p(math.exp(z))
-
-
-@jit
-def _score(kind: int, shape: float, z: float) -> float:
-    """``psi(z) = -d log f / dz``: ``d log f((x - m)/s) / dm = psi(z) / s``."""
-    if kind == GAUSSIAN:
-        return z
-    if kind == GUMBEL:
-        return 1.0 - math.exp(min(-z, 700.0))
-    if kind == LOGISTIC:
-        return math.tanh(0.5 * z)
-    t = shape * z
-    return z - shape * math.exp(norm_logpdf(t) - log_ndtr(t))
-
-
-@jit
-def _shape_info(kind: int, shape: float) -> tuple[float, float, float, float, float]:
-    """``(mean, sd, reach below, reach above, sharpness)`` of the standardized density.
-
-    The reaches are where the log-density has fallen by about 34 from its peak (the grid covers them);
-    the sharpness is the narrowest width of the log-density's curvature there, relative to ``s``.
-    """
-    if kind == GAUSSIAN:
-        return 0.0, 1.0, 8.3, 8.3, 1.0
-    if kind == GUMBEL:
-        return _EULER, math.pi / math.sqrt(6.0), 3.6, 35.0, 0.4
-    if kind == LOGISTIC:
-        return 0.0, math.pi / math.sqrt(3.0), 35.0, 35.0, 1.0
-    delta = shape / math.sqrt(1.0 + shape * shape)
-    mean = delta * math.sqrt(2.0 / math.pi)
-    return mean, math.sqrt(1.0 - mean * mean), 8.3, 8.3, 1.0 / max(1.0, abs(shape))
-
-
-# -- cumulative integrals in log space ---------------------------------------------------------------------
-# Central 7-point finite-difference weights for the first five derivatives (rows 1..5) at the middle node.
-def _fd_weights() -> NDArray[np.float64]:
-    k = np.arange(-3, 4, dtype=np.float64)
-    v = np.array([k ** p / math.factorial(p) for p in range(7)])
-    return np.linalg.solve(v, np.eye(7))[:, 1:6].T.copy()
-
-
-_FD = _fd_weights()
-
-
-@jit
-def _k_exp(z: float) -> float:
-    """``coth(z/2)/2 - 1/z``: the trapezoid rule's exact excess for ``int_{-inf}^x e^{lambda t} dt``,
-    ``z = lambda h`` (the Euler-Maclaurin series ``z/12 - z^3/720 + ...`` summed)."""
-    if abs(z) < 0.5:
-        z2 = z * z
-        return z * (1.0 / 12.0 - z2 * (1.0 / 720.0 - z2 * (1.0 / 30240.0 - z2 / 1209600.0)))
-    return 0.5 / math.tanh(0.5 * z) - 1.0 / z
-
-
-@jit
-def _cumulate(a: NDArray[np.float64], n: int, h: float, rev: bool, out: NDArray[np.float64]) -> None:
-    """``out[j] = log int_{-inf}^{x_j} exp(a(x)) dx`` from the log-integrand ``a`` on a uniform grid
-    (``rev``: ``int_{x_j}^{inf}``, sweeping from the right).
-
-    The trapezoid rule with the Euler-Maclaurin end corrections at ``x_j`` (the far end contributes
-    nothing):  ``int = T_j - h^2/12 u' + h^4/720 u''' - h^6/30240 u^(5)``, error ``O(h^8)``.  The
-    derivatives of ``u = e^a`` come from those of ``a`` (central 7-point differences, accurate enough
-    for each term's order); the part of the series that is a pure exponential, ``u h K(h a')``, is summed
-    in closed form so that a steep integrand (``h |a'|`` up to about 2) stays accurate, and where the
-    slope is steeper still only that exponential part is applied (the exact answer for an exponential,
-    and always positive).  The running sum is kept in linear space relative to a scale ``E`` that is
-    raised whenever the integrand outgrows it, so nothing overflows or underflows.
-    """
-    e_scale = -np.inf
-    total = 0.0
-    sgn = -1.0 if rev else 1.0
-    for t in range(n):
-        j = n - 1 - t if rev else t
-        aj = max(a[j], _LOG_FLOOR)
-        if aj > e_scale:
-            new = aj + 30.0
-            total = 0.0 if e_scale == -np.inf else total * math.exp(e_scale - new)
-            e_scale = new
-        u = math.exp(aj - e_scale)
-        trap = h * (total + 0.5 * u)
-        g = trap
-        if u * h > 1e-17 * trap and 3 <= j and j + 3 < n:
-            l1 = 0.0
-            l2 = 0.0
-            l3 = 0.0
-            l4 = 0.0
-            l5 = 0.0
-            for k in range(7):
-                v = a[j + k - 3]
-                l1 += _FD[0, k] * v
-                l2 += _FD[1, k] * v
-                l3 += _FD[2, k] * v
-                l4 += _FD[3, k] * v
-                l5 += _FD[4, k] * v
-            l1 *= sgn / h
-            l2 /= h * h
-            l3 *= sgn / (h * h * h)
-            h4 = h * h * h * h
-            l4 /= h4
-            l5 *= sgn / (h4 * h)
-            z = l1 * h
-            corr = h * _k_exp(z)
-            if abs(z) <= 2.0:
-                mixed3 = l3 + 3.0 * l1 * l2
-                mixed5 = (l5 + 5.0 * l1 * l4 + 10.0 * l2 * l3 + 10.0 * l1 * l1 * l3 + 15.0 * l1 * l2 * l2
-                          + 10.0 * l1 * l1 * l1 * l2)
-                g2 = trap - u * (corr - h4 / 720.0 * mixed3 + h4 * h * h / 30240.0 * mixed5)
-                g = g2 if g2 > 0.0 else trap - u * corr
-            else:
-                g = trap - u * corr
-        out[j] = e_scale + math.log(g) if g > 0.0 else _LOG_FLOOR
-        total += u
-
-
-# -- the grid ---------------------------------------------------------------------------------------------
-# Step rules (calibrated against closed forms and mpmath in tests/test_ordering.py for about 1e-9 in log P):
-_THETA_WIDTH = 0.4   # step / narrowest integrand width (a competitor's width / sqrt(competitors overlapping))
-_THETA_CROWD = 0.75  # step * crowding slope (competitors within one width / that width)
-_THETA_SLOPE = 0.2   # step * steepest log-slope the order forces (the largest isotonic multiplier)
-_MAX_NODES = 1 << 17
-_MAX_CELLS = 1 << 24  # stages x nodes stored by the forward pass (128 MB)
-
-
-@jit
-def _isotonic(c: NDArray[np.float64], w: NDArray[np.float64], n: int,
-              value: NDArray[np.float64], start: NDArray[np.int64]) -> float:
-    """Weighted isotonic regression of ``c`` under ``x_0 >= x_1 >= ...`` (pool adjacent violators).
-
-    Writes each element's fitted value into ``value`` and returns the largest Lagrange multiplier of the
-    order constraints, ``max |sum_{j <= i in its block} w_j (c_j - v)|``: the log-slope, per unit of
-    performance, with which the observed order tilts the integrands where its mass lies.
-    """
-    sw = np.empty(n)
-    swc = np.empty(n)
-    blocks = 0
-    for i in range(n):
-        start[blocks] = i
-        sw[blocks] = w[i]
-        swc[blocks] = w[i] * c[i]
-        blocks += 1
-        while blocks > 1 and swc[blocks - 2] / sw[blocks - 2] < swc[blocks - 1] / sw[blocks - 1]:
-            sw[blocks - 2] += sw[blocks - 1]
-            swc[blocks - 2] += swc[blocks - 1]
-            blocks -= 1
-    start[blocks] = n
-    tilt = 0.0
-    for b in range(blocks):
-        v = swc[b] / sw[b]
-        acc = 0.0
-        for i in range(start[b], start[b + 1]):
-            value[i] = v
-            acc += w[i] * (c[i] - v)
-            tilt = max(tilt, abs(acc))
-    return tilt
-
-
-@jit
-def _design(loc: NDArray[np.float64], scale: NDArray[np.float64], kind: int, shape: float,
-            seq: NDArray[np.int64], n: int, precision: float) -> tuple[float, float, int]:
-    """``(lo, h, nodes)`` of the uniform grid for competitors listed best first in ``seq[:n]``.
-
-    Each competitor's mass (its location +- the density's reach) is covered around where the observed
-    order puts it -- its value in the isotonic regression of the means under the order, so that an upset
-    is integrated where the performances actually meet -- and the step is the smaller of
-    ``_THETA_WIDTH`` times the narrowest integrand width (a competitor's width over the square root of
-    the number of competitors whose mass overlaps its own) and ``_THETA_SLOPE`` over the steepest
-    log-slope the order forces, divided by ``precision`` (1 for about 1e-9 in ``log P``; the error
-    scales as the eighth power of the step).
-    """
-    mean, sd, below, above, sharp = _shape_info(kind, shape)
-    c = np.empty(n)
-    w = np.empty(n)
-    for k in range(n):
-        i = seq[k]
-        c[k] = loc[i] + mean * scale[i]
-        w[k] = 1.0 / (sd * scale[i]) ** 2
-    value = np.empty(n)
-    start = np.empty(n + 1, dtype=np.int64)
-    tilt = _isotonic(c, w, n, value, start)
-    lo = np.inf
-    hi = -np.inf
-    for k in range(n):
-        i = seq[k]
-        shift = value[k] - c[k]
-        lo = min(lo, loc[i] + shift - below * scale[i])
-        hi = max(hi, loc[i] + shift + above * scale[i])
-    # the narrowest width: competitor k's over sqrt(how many overlap it), by a sweep over sorted values
-    order = np.argsort(value)
-    s_max = 0.0
-    for k in range(n):
-        s_max = max(s_max, scale[seq[k]])
-    h = np.inf
-    for width, theta, power in ((3.0, _THETA_WIDTH, 0.5), (1.0, _THETA_CROWD, 1.0)):
-        reach = width * sd * s_max
-        left = 0
-        right = 0
-        for t in range(n):
-            k = order[t]
-            while value[order[left]] < value[k] - reach:
-                left += 1
-            while right < n and value[order[right]] <= value[k] + reach:
-                right += 1
-            h = min(h, theta * sharp * scale[seq[k]] / (right - left) ** power)
-    if tilt > 0.0:
-        h = min(h, _THETA_SLOPE / tilt)
-    h /= precision
-    nodes = int(math.ceil((hi - lo) / h)) + 1
-    cap = min(_MAX_NODES, _MAX_CELLS // max(n, 1))
-    if nodes > cap:  # accuracy degrades gracefully (a coarser step), never into inf or nan
-        nodes = cap
-    nodes = max(nodes, 16)
-    h = (hi - lo) / (nodes - 1)
-    return lo, h, nodes
-
-
-# -- the ordering likelihood --------------------------------------------------------------------------------
-@jit
-def _stage_logq(kind: int, shape: float, loc: NDArray[np.float64], scale: NDArray[np.float64],
-                members: NDArray[np.int64], a: int, b: int, x: float, tie_margin: float,
-                size: NDArray[np.float64], terms: NDArray[np.float64]) -> float:
-    """Log-density of a stage's best performance at ``x``: one competitor's density, or for a tied
-    group (draw-margin model) ``sum_b f_b(x) prod_{j != b} P(x - eps_bj < X_j < x)``."""
-    if b - a == 1:
-        i = members[a]
-        return _logpdf(kind, shape, (x - loc[i]) / scale[i]) - math.log(scale[i])
-    for u in range(a, b):
-        i = members[u]
-        acc = _logpdf(kind, shape, (x - loc[i]) / scale[i]) - math.log(scale[i])
-        for v in range(a, b):
-            if v != u:
-                j = members[v]
-                e = tie_margin * math.sqrt(size[i] + size[j])
-                hi = (x - loc[j]) / scale[j]
-                lo = (x - e - loc[j]) / scale[j]
-                if kind == GAUSSIAN:
-                    acc += log_ndtr_diff(hi, lo)
-                else:
-                    top = _logcdf(kind, shape, hi)
-                    acc += top + log1mexp(top - _logcdf(kind, shape, lo)) if hi > lo else -np.inf
-        terms[u - a] = acc
-    return max(logsumexp(terms, b - a), _LOG_FLOOR)
-
-
-@jit
-def _logsf_gumbel(z: float) -> float:
-    """``log(1 - F(z))`` of the maximum-type Gumbel, ``log(1 - exp(-e^-z))``."""
-    if z < -700.0:
-        return 0.0
-    x = math.exp(-z)
-    if x < 1e-10:
-        return -z - 0.5 * x
-    return log1mexp(x)
-
-
-@jit
-def _log_cdf_on_grid(kind: int, shape: float, m: float, s: float, lo: float, h: float, nodes: int,
-                     upper: bool, work: NDArray[np.float64], out: NDArray[np.float64]) -> None:
-    """``log F((x - m)/s)`` (``upper``: ``log(1 - F)``) at the grid nodes; in closed form where the
-    density has one, else integrated on the grid like every other stage."""
-    if kind != SKEW_NORMAL:
-        for j in range(nodes):
-            z = (lo + j * h - m) / s
-            if not upper:
-                out[j] = _logcdf(kind, shape, z)
-            elif kind == GUMBEL:
-                out[j] = _logsf_gumbel(z)
-            else:  # symmetric densities
-                out[j] = _logcdf(kind, shape, -z)
-        return
-    for j in range(nodes):
-        work[j] = _logpdf(kind, shape, (lo + j * h - m) / s) - math.log(s)
-    _cumulate(work, nodes, h, upper, out)
-
-
-@jit
-def order_log_prob(
-    loc: NDArray[np.float64], scale: NDArray[np.float64], kind: int, shape: float,
-    stage_start: NDArray[np.int64], members: NDArray[np.int64], stages: int,
-    link: NDArray[np.float64], tie_margin: float, size: NDArray[np.float64],
-    dnf: NDArray[np.int64], n_dnf: int,
-    want_grad: bool, grad_loc: NDArray[np.float64], grad_scale: NDArray[np.float64], precision: float,
-) -> float:
-    """``log P(observed outcome)`` for independent performances ``X_i = loc_i + scale_i e_i``, and with
-    ``want_grad`` its gradient with respect to every ``loc_i`` and ``scale_i`` (added into the arrays).
-
-    The outcome: ``stages`` groups, best first, ``members[stage_start[g]:stage_start[g + 1]]``, then the
-    non-finishers ``dnf[:n_dnf]``.  A stage of one competitor is a place in a strict order; between
-    consecutive stages the better stage's best performance exceeds the next one's by ``link[g]`` (0
-    without a draw margin).  A stage of several competitors is a draw in TrueSkill's margin model: every
-    member within ``tie_margin * sqrt(size_i + size_j)`` below the group's best ``i``.  Non-finishers
-    lie below the last stage's best, in any order: a product of distribution functions, censored, not
-    ordered.
-
-    The multiplayer-Elo note's recursion, in log space: from the bottom,
-    ``C_{g}(x) = int_{-inf}^x q_g(y) C_{g+1}(y) dy`` with ``q_g`` the stage's (best) density and
-    ``C_{last+1} = prod_dnf F_d``, and ``P = C_0(inf)``; margins shift the lower stages' locations.  For
-    the gradient a backward sweep from the top builds ``D_g(x) = int_x^inf q_g(y) D_{g-1}(y) dy``, and
-    ``d log P / d loc_i = (1/P) int q_i(x) psi(z) / s_i D_{g-1}(x) C_{g+1}(x) dx`` (``psi = -f'/f``),
-    ``d log P / d scale_i`` the same with ``(z psi(z) - 1) / s_i``, and for a non-finisher ``d`` the
-    derivative of ``log F_d`` inside the last stage's integral.  Whole-line integrals use the trapezoid
-    rule, which converges geometrically for these smooth integrands; the cumulative ones
-    :func:`_cumulate`.  The gradient needs stages of one competitor (no drawn groups).
-    """
-    n_fin = stage_start[stages]
-    if stages == 0:
-        return 0.0
-    # margins are location shifts: X_g > X_{g+1} + e  <=>  X_g + c_g > X_{g+1} + c_{g+1}, c_{g+1} = c_g + e
-    n_all = len(loc)
-    shifted = loc.copy()
-    shift = 0.0
-    for g in range(stages):
-        for u in range(stage_start[g], stage_start[g + 1]):
-            shifted[members[u]] = loc[members[u]] + shift
-        if g + 1 < stages:
-            shift += link[g]
-    for t in range(n_dnf):
-        shifted[dnf[t]] = loc[dnf[t]] + shift
-    seq = np.empty(n_fin + n_dnf, dtype=np.int64)
-    for k in range(n_fin):
-        seq[k] = members[k]
-    for t in range(n_dnf):
-        seq[n_fin + t] = dnf[t]
-    lo, h, nodes = _design(shifted, scale, kind, shape, seq, n_fin + n_dnf, precision)
-    # the non-finishers' joint distribution function
-    base = np.zeros(nodes)
-    work = np.empty(nodes)
-    dnf_cdf = np.empty((n_dnf, nodes))
-    for t in range(n_dnf):
-        d = dnf[t]
-        _log_cdf_on_grid(kind, shape, shifted[d], scale[d], lo, h, nodes, False, work, dnf_cdf[t])
-        for j in range(nodes):
-            base[j] += dnf_cdf[t, j]
-    # forward sweep from the bottom, keeping every stage's log C for the backward sweep
-    cum = np.empty((stages + 1, nodes))
-    cum[stages] = base
-    terms = np.empty(max(n_all, 1))
-    a = np.empty(nodes)
-    for g in range(stages - 1, -1, -1):
-        below = cum[g + 1]
-        for j in range(nodes):
-            a[j] = _stage_logq(kind, shape, shifted, scale, members, stage_start[g], stage_start[g + 1],
-                               lo + j * h, tie_margin, size, terms) + below[j]
-        _cumulate(a, nodes, h, False, cum[g])
-    log_p = cum[0, nodes - 1]
-    if not want_grad:
-        return log_p
-    # backward sweep from the top with the gradient integrals
-    upper = np.zeros(nodes)
-    nxt = np.empty(nodes)
-    for g in range(stages):
-        i = members[stage_start[g]]
-        s = scale[i]
-        below = cum[g + 1]
-        dm = 0.0
-        ds = 0.0
-        for j in range(nodes):
-            z = (lo + j * h - shifted[i]) / s
-            lq = _logpdf(kind, shape, z) - math.log(s)
-            a[j] = lq + upper[j]
-            wgt = math.exp(a[j] + below[j] - log_p) * h
-            work[j] = wgt
-            psi = _score(kind, shape, z)
-            dm += wgt * psi
-            ds += wgt * (z * psi - 1.0)
-        grad_loc[i] += dm / s
-        grad_scale[i] += ds / s
-        if g == stages - 1:
-            for t in range(n_dnf):
-                d = dnf[t]
-                sd = scale[d]
-                dm = 0.0
-                ds = 0.0
-                for j in range(nodes):
-                    if work[j] > 0.0:
-                        z = (lo + j * h - shifted[d]) / sd
-                        rho = math.exp(_logpdf(kind, shape, z) - math.log(sd) - dnf_cdf[t, j])
-                        dm -= work[j] * rho
-                        ds -= work[j] * rho * z
-                grad_loc[d] += dm
-                grad_scale[d] += ds
-        else:
-            _cumulate(a, nodes, h, True, nxt)
-            upper, nxt = nxt, upper
-    return log_p
+_LOG_FLOOR = LOG_FLOOR
 
 
 # -- outcomes given as ranks ----------------------------------------------------------------------------------
-_MAX_ORDERS = 120  # drawn groups are averaged over at most this many orders (all of them when they fit)
+_MAX_ORDERS = 720  # drawn groups are averaged over at most this many orders (all of them when they fit)
 
 
 @jit
@@ -520,7 +101,7 @@ def log_outcome(
     groups ``margin * sqrt(size_a + size_b)`` for the largest team of each group, as TrueSkill; no
     gradient).  With ``margin == 0`` a drawn group contributes the average over the orders of the group
     of the log-likelihood (the geometric mean of their probabilities, as :class:`podium.PlackettLuce`):
-    every order when the product of the groups' factorials is at most 120, else the cyclic rotations of
+    every order when the product of the groups' factorials is at most 720 (a group of six), else the cyclic rotations of
     every group in step.  The gradient (``margin == 0``) is the average of the orders' gradients.
     """
     n = len(loc)
@@ -591,30 +172,102 @@ def log_outcome(
 
 
 # -- places and wins -------------------------------------------------------------------------------------------
+_THETA_WIDTH = 0.3   # step / (a competitor's width / sqrt(competitors overlapping it))
+_THETA_CROWD = 0.75  # step * crowding slope (competitors within one width / that width)
+
+
+@jit
+def _prior_lattice(loc: NDArray[np.float64], scale: NDArray[np.float64], kind: int, shape: float,
+                   precision: float) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """The lattice for integrals over every competitor's whole mass (no order observed): each competitor's
+    window is its location +- the density's reach, its step the smaller of ``_THETA_WIDTH`` times its
+    width over the square root of the competitors whose mass overlaps it and ``_THETA_CROWD`` times its
+    width over the competitors within one width of it (a crowded field makes the count of competitors
+    above ``x`` change fast), divided by ``precision``."""
+    n = len(loc)
+    mean, sd, below, above, sharp = shape_info(kind, shape)
+    lo = np.empty(n)
+    hi = np.empty(n)
+    step = np.empty(n)
+    for i in range(n):
+        c = loc[i] + mean * scale[i]
+        lo[i] = loc[i] - below * scale[i]
+        hi[i] = loc[i] + above * scale[i]
+        wide = 0
+        near = 0
+        for j in range(n):
+            d = abs(loc[j] + mean * scale[j] - c)
+            if d <= 3.0 * sd * max(scale[i], scale[j]):
+                wide += 1
+            if d <= sd * max(scale[i], scale[j]):
+                near += 1
+        step[i] = min(_THETA_WIDTH * sharp * scale[i] / math.sqrt(wide),
+                      _THETA_CROWD * sharp * scale[i] / near) / precision
+    # one spacing unless the scales are far apart: the node-weight sums below are then spectrally exact
+    smallest = step.min()
+    if step.max() < 64.0 * smallest:
+        step[:] = smallest
+    else:
+        # graded: where the spacing doubles, the end corrections' finite differences err by about
+        # (h / width)^6 of a run's integral; an eighth of the step keeps that near 1e-13
+        step[:] *= 0.125
+    return build_lattice(lo, hi, step, n)
+
+
+@jit
+def _log_cdf_on_lattice(kind: int, shape: float, m: float, s: float, x: NDArray[np.float64],
+                        gap: NDArray[np.float64], upper: bool, work: NDArray[np.float64],
+                        out: NDArray[np.float64]) -> None:
+    """``log F((x - m)/s)`` (``upper``: ``log(1 - F)``) at the nodes; in closed form where the density has
+    one, else integrated on the lattice like every other stage."""
+    n = len(x)
+    if kind != SKEW_NORMAL:
+        for j in range(n):
+            z = (x[j] - m) / s
+            out[j] = logsf(kind, shape, z) if upper else logcdf(kind, shape, z)
+        return
+    rg = np.empty(n)
+    if upper:
+        for j in range(n):
+            work[n - 1 - j] = logpdf(kind, shape, (x[j] - m) / s) - math.log(s)
+            rg[j] = gap[n - 2 - j] if j < n - 1 else 0.0
+        tmp = np.empty(n)
+        cumulate(work, rg, n, tmp)
+        for j in range(n):
+            out[j] = tmp[n - 1 - j]
+        return
+    for j in range(n):
+        work[j] = logpdf(kind, shape, (x[j] - m) / s) - math.log(s)
+    cumulate(work, gap, n, out)
+
+
 @jit
 def place_probabilities(loc: NDArray[np.float64], scale: NDArray[np.float64], kind: int, shape: float,
                         out: NDArray[np.float64], precision: float) -> None:
     """``out[i, k] = P(competitor i finishes in place k)`` (place 0 is best) for independent performances.
 
-    ``P(i in place k) = int f_i(x) P(exactly k of the others above x) dx``: at each grid node the
-    count of competitors above ``x`` is a Poisson-binomial variable, built by the usual recursion over
-    competitors and with ``i`` removed by dividing its factor out in the stable direction; the outer
-    integral is the trapezoid rule on the grid of :func:`_design`, geometric in accuracy for these smooth
-    integrands.  Rows and columns sum to 1 up to that accuracy.
+    ``P(i in place k) = int f_i(x) P(exactly k of the others above x) dx``: at each node the count of
+    competitors above ``x`` is a Poisson-binomial variable, built by the usual recursion over competitors
+    and with ``i`` removed by dividing its factor out in the stable direction; the outer integral uses the
+    weights of :func:`podium.lattice.node_weights` on the lattice of :func:`_prior_lattice` (the trapezoid
+    rule with end corrections on every run of equal spacing).  Rows and columns sum to 1 up to that accuracy.
     """
     n = len(loc)
-    mean, _, _, _, _ = _shape_info(kind, shape)
-    seq = np.argsort(-(loc + mean * scale))  # any consistent order: no pooling, every mass covered
-    lo, h, nodes = _design(loc, scale, kind, shape, seq, n, precision)
+    x, gap = _prior_lattice(loc, scale, kind, shape, precision)
+    nodes = len(x)
     upper = np.empty((n, nodes))
     work = np.empty(nodes)
     for i in range(n):
-        _log_cdf_on_grid(kind, shape, loc[i], scale[i], lo, h, nodes, True, work, upper[i])
+        _log_cdf_on_lattice(kind, shape, loc[i], scale[i], x, gap, True, work, upper[i])
     out[:, :] = 0.0
     count = np.empty(n + 1)
     rest = np.empty(n)
+    weights = np.empty(nodes)
+    node_weights(gap, nodes, weights)
     for j in range(nodes):
-        x = lo + j * h
+        weight = weights[j]
+        if weight == 0.0:
+            continue
         count[:] = 0.0
         count[0] = 1.0
         for i in range(n):
@@ -623,7 +276,7 @@ def place_probabilities(loc: NDArray[np.float64], scale: NDArray[np.float64], ki
                 count[k] = count[k] * (1.0 - p) + count[k - 1] * p
             count[0] *= 1.0 - p
         for i in range(n):
-            dens = math.exp(_logpdf(kind, shape, (x - loc[i]) / scale[i]) - math.log(scale[i])) * h
+            dens = math.exp(logpdf(kind, shape, (x[j] - loc[i]) / scale[i]) - math.log(scale[i])) * weight
             if dens == 0.0:
                 continue
             p = math.exp(upper[i, j])
@@ -644,25 +297,25 @@ def place_probabilities(loc: NDArray[np.float64], scale: NDArray[np.float64], ki
 @jit
 def log_win(loc: NDArray[np.float64], scale: NDArray[np.float64], kind: int, shape: float,
             out: NDArray[np.float64], precision: float) -> None:
-    """``out[i] = log P(competitor i performs best)`` = ``log int f_i(x) prod_{j != i} F_j(x) dx``, by the
-    trapezoid rule in log space on the grid of :func:`_design`."""
+    """``out[i] = log P(competitor i performs best)`` = ``log int f_i(x) prod_{j != i} F_j(x) dx``, in log
+    space on the lattice of :func:`_prior_lattice` (:func:`podium.lattice.cumulate`'s last value)."""
     n = len(loc)
-    mean, _, _, _, _ = _shape_info(kind, shape)
-    seq = np.argsort(-(loc + mean * scale))
-    lo, h, nodes = _design(loc, scale, kind, shape, seq, n, precision)
+    x, gap = _prior_lattice(loc, scale, kind, shape, precision)
+    nodes = len(x)
     below = np.empty((n, nodes))
     work = np.empty(nodes)
+    res = np.empty(nodes)
     total = np.zeros(nodes)
     for i in range(n):
-        _log_cdf_on_grid(kind, shape, loc[i], scale[i], lo, h, nodes, False, work, below[i])
+        _log_cdf_on_lattice(kind, shape, loc[i], scale[i], x, gap, False, work, below[i])
         for j in range(nodes):
             total[j] += below[i, j]
     for i in range(n):
         for j in range(nodes):
-            work[j] = (_logpdf(kind, shape, (lo + j * h - loc[i]) / scale[i]) - math.log(scale[i])
+            work[j] = (logpdf(kind, shape, (x[j] - loc[i]) / scale[i]) - math.log(scale[i])
                        + total[j] - below[i, j])
-        out[i] = logsumexp(work, nodes) + math.log(h)
-
+        cumulate(work, gap, nodes, res)
+        out[i] = res[nodes - 1]
 
 
 @jit
@@ -679,7 +332,7 @@ def log_win_pair(kind: int, shape: float, la: float, sa: float, lb: float, sb: f
         return log_ndtr(d), log_ndtr(-d)
     if kind == GUMBEL and sa == sb:
         z = (la - lb) / sa
-        return _logcdf(LOGISTIC, 0.0, z), _logcdf(LOGISTIC, 0.0, -z)
+        return logcdf(LOGISTIC, 0.0, z), logcdf(LOGISTIC, 0.0, -z)
     loc = np.array([la, lb])
     scale = np.array([sa, sb])
     size = np.ones(2)
