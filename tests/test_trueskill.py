@@ -369,3 +369,63 @@ def test_draw_margin_from_draw_probability() -> None:
         model = TrueSkill(draw_probability=p)
         eps = model.draw_margin(players)
         assert 2 * norm.cdf(eps / (math.sqrt(players) * model.beta)) - 1 == pytest.approx(p, rel=1e-12)
+
+
+# -- extreme uncertainty: sigma from 1e-150 to 1e150 ------------------------------------------------------------
+def _mp_win_update(mu_a: float, s_a: float, mu_b: float, s_b: float, beta: float, eps: float) -> tuple[float, float]:
+    """The winner's posterior of a 1 v 1 (no dynamics) by mpmath, from the paper's eq. 4: with
+    ``c^2 = 2 beta^2 + s_a^2 + s_b^2``, ``t = (mu_a - mu_b) / c``, ``e = eps / c``, ``v = phi(t - e) / Phi(t - e)``,
+    ``w = v (v + t - e)``: ``mu_a + s_a^2 / c v`` and ``s_a sqrt(1 - s_a^2 / c^2 w)``."""
+    mp.mp.dps = 60
+    c = mp.sqrt(2 * mp.mpf(beta) ** 2 + mp.mpf(s_a) ** 2 + mp.mpf(s_b) ** 2)
+    t = (mp.mpf(mu_a) - mu_b) / c - mp.mpf(eps) / c
+    v = mp.npdf(t) / mp.ncdf(t)
+    w = v * (v + t)
+    return float(mu_a + mp.mpf(s_a) ** 2 / c * v), float(mp.mpf(s_a) * mp.sqrt(1 - mp.mpf(s_a) ** 2 / c ** 2 * w))
+
+
+@pytest.mark.parametrize("sigma", [1e-150, 1e-40, 1e-6, 1.0, 1e6, 1e40, 1e100, 1e150])
+def test_extreme_sigma_one_v_one_matches_the_closed_form(sigma: float) -> None:
+    model = TrueSkill(tau=0.0)
+    ratings = {"a": Rating(25.0, sigma), "b": Rating(20.0, 25.0 / 3.0)}
+    new = model.rate(Match([["a"], ["b"]]), ratings)
+    mu, sd = _mp_win_update(25.0, sigma, 20.0, 25.0 / 3.0, model.beta, model.draw_margin(2))
+    assert math.isfinite(new["a"].mu) and math.isfinite(new["a"].sigma) and new["a"].sigma > 0
+    assert new["a"].mu == pytest.approx(mu, rel=1e-9, abs=1e-9)
+    assert new["a"].sigma == pytest.approx(sd, rel=1e-9)
+    assert math.isfinite(model.log_likelihood(Match([["a"], ["b"]]), ratings))
+
+
+@pytest.mark.parametrize("sigma", [1e-150, 1e-6, 1.0, 1e6, 1e150])
+def test_extreme_sigma_free_for_all_is_finite_and_ordered(sigma: float) -> None:
+    # a free-for-all with two players of the extreme sigma at both ends: finite posteriors, the winner not
+    # lower than before and the loser not higher, uncertainty never grown (tau = 0)
+    model = TrueSkill(tau=0.0)
+    ratings = {"a": Rating(0.0, sigma), "b": Rating(25.0, 25.0 / 3.0), "c": Rating(0.0, sigma), "d": Rating(30.0, 2.0)}
+    match = Match([["a"], ["b"], ["d"], ["c"]])
+    new = model.rate(match, ratings)
+    for name, r in new.items():
+        assert math.isfinite(r.mu) and math.isfinite(r.sigma), (name, r)
+        assert 0 < r.sigma <= ratings[name].sigma * (1 + 1e-12)
+    assert new["a"].mu >= 0.0 and new["c"].mu <= 0.0
+    p = model.rank_probabilities([["a"], ["b"], ["c"], ["d"]], ratings)
+    assert np.all(np.isfinite(p))
+    np.testing.assert_allclose(p.sum(axis=0), 1.0, atol=1e-9)
+    assert math.isfinite(model.log_likelihood(match, ratings))
+
+
+def test_sigma_beyond_the_range_is_a_clear_error() -> None:
+    with pytest.raises(ValueError, match=r"'ratings\['a'\]' has sigma=1e\+200; TrueSkill accepts sigma from 0 to 1e\+150"):
+        TrueSkill().rate(Match([["a"], ["b"]]), {"a": Rating(25.0, 1e200)})
+    with pytest.raises(ValueError, match="'beta' parameter of TrueSkill must be at most 1e\\+150"):
+        TrueSkill(beta=1e151)
+
+
+def test_dynamics_never_carry_sigma_out_of_the_range() -> None:
+    # drift^2 per unit of time over a long absence would overflow; the variance is capped at SIGMA_MAX^2
+    model = TrueSkill(drift=1e149)
+    league = League(model)
+    league.record(Match([["a"], ["b"]], time=0.0))
+    league.record(Match([["a"], ["b"]], time=1e6))
+    for r in league.ratings.values():
+        assert math.isfinite(r.mu) and math.isfinite(r.sigma) and r.sigma <= 1e150

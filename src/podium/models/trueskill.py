@@ -56,6 +56,7 @@ import math
 import statistics
 import warnings
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -70,6 +71,11 @@ __all__ = ["TrueSkill", "ConvergenceWarning"]
 
 WIN, DRAW, BELOW = 0, 1, 2  # truncation factors: d > eps, |d| <= eps, d > 0 (non-finisher below)
 _UNDAMPED = 20  # sweeps before expectation propagation damps its updates
+# The largest standard deviation (of a rating, or of the model's sigma, beta, tau, drift) TrueSkill accepts: its
+# square, and sums of a few thousand such squares, stay finite floats.  Variances grown by dynamics are capped at
+# its square, so no rating leaves the range.
+SIGMA_MAX = 1e150
+_VAR_MAX = SIGMA_MAX * SIGMA_MAX
 
 
 class ConvergenceWarning(UserWarning):
@@ -107,46 +113,36 @@ def _tilted_messages(kind: int, eps: float, ma: float, va: float, mb: float, vb:
 
 
 @jit
-def _update_factor(c: int, fa: NDArray[np.int64], fb: NDArray[np.int64], fkind: NDArray[np.int64],
-                   feps: NDArray[np.float64], msg: NDArray[np.float64], prior: NDArray[np.float64],
-                   pi: NDArray[np.float64], tau: NDArray[np.float64], step_size: float) -> float:
-    """Refine comparison ``c``'s messages to its teams; return the largest change, relative to the teams.
+def _down(kind: int, eps: float, ma: float, va: float, mb: float, vb: float) -> tuple[float, float]:
+    """The message ``(pi_b, tau_b)`` of one comparison to its worse team ``b``: half of :func:`_tilted_messages`.
 
-    ``msg[:, c] = (pi_a, tau_a, pi_b, tau_b)``: the factor's current messages to team ``a`` (better) and ``b``.
-    ``pi, tau``: each team's total message from all comparisons (its marginal is the prior times it);
-    ``prior[:, t] = (1/v, m/v)`` for team ``t``'s prior ``N(m, v)``.
-    The change is measured on the teams' new marginals: the mean's move in standard deviations plus
-    the precision's relative change, a dimensionless number.  ``step_size < 1`` damps the update: the new messages are that convex
-    combination of the old and the moment-matched ones, in natural parameters (same fixed points).
+    Same cavities and the same arithmetic, for a schedule that needs only one direction at a time.
     """
-    a, b = fa[c], fb[c]
-    # cavities: prior times every other comparison's message, in moments
-    cpa = prior[0, a] + pi[a] - msg[0, c]
-    cta = prior[1, a] + tau[a] - msg[1, c]
-    cpb = prior[0, b] + pi[b] - msg[2, c]
-    ctb = prior[1, b] + tau[b] - msg[3, c]
-    va, vb = 1.0 / cpa, 1.0 / cpb
-    npa, nta, npb, ntb = _tilted_messages(fkind[c], feps[c], cta * va, va, ctb * vb, vb)
-    if step_size < 1.0:
-        npa = msg[0, c] + step_size * (npa - msg[0, c])
-        nta = msg[1, c] + step_size * (nta - msg[1, c])
-        npb = msg[2, c] + step_size * (npb - msg[2, c])
-        ntb = msg[3, c] + step_size * (ntb - msg[3, c])
-    dpa, dta = npa - msg[0, c], nta - msg[1, c]
-    dpb, dtb = npb - msg[2, c], ntb - msg[3, c]
-    pi[a] += dpa
-    tau[a] += dta
-    pi[b] += dpb
-    tau[b] += dtb
-    msg[0, c], msg[1, c], msg[2, c], msg[3, c] = npa, nta, npb, ntb
-    # The change, relative to the new marginals N(m, 1/P): |dP| / P + |dm| sqrt(P), with
-    # dm = (d tau - m dP) / P.  Scale-free, so it stays above rounding noise whatever the ratings' size.
-    pa_new = prior[0, a] + pi[a]
-    pb_new = prior[0, b] + pi[b]
-    ma_new = (prior[1, a] + tau[a]) / pa_new
-    mb_new = (prior[1, b] + tau[b]) / pb_new
-    return max(abs(dpa) / pa_new + abs(dta - ma_new * dpa) / math.sqrt(pa_new),
-               abs(dpb) / pb_new + abs(dtb - mb_new * dpb) / math.sqrt(pb_new))
+    sd = math.sqrt(va + vb)
+    shift, var_factor = _truncate(kind, ma - mb, sd, eps)
+    npb = max((1.0 - var_factor) / (va + vb * var_factor), 0.0)
+    return npb, mb * npb - shift / sd * (1.0 + vb * npb)
+
+
+@jit
+def _up(kind: int, eps: float, ma: float, va: float, mb: float, vb: float) -> tuple[float, float]:
+    """The message ``(pi_a, tau_a)`` of one comparison to its better team ``a``: the other half of
+    :func:`_tilted_messages`."""
+    sd = math.sqrt(va + vb)
+    shift, var_factor = _truncate(kind, ma - mb, sd, eps)
+    npa = max((1.0 - var_factor) / (vb + va * var_factor), 0.0)
+    return npa, ma * npa + shift / sd * (1.0 + va * npa)
+
+
+@jit
+def _moved(dp: float, dt: float, p: float, t: float) -> float:
+    """How far a message's change ``(dp, dt)`` moves the belief it enters, natural parameters ``(p, t)``.
+
+    The precision's relative change plus the mean's move in the belief's standard deviations,
+    ``|dp| / p + |dt - m dp| sqrt(1/p)`` with ``m = t / p`` (``dm = (dt - m dp) / p``): dimensionless, so it
+    stays above rounding noise whatever the ratings' scale.
+    """
+    return abs(dp) / p + abs(dt - t / p * dp) / math.sqrt(p)
 
 
 @jit
@@ -218,57 +214,128 @@ def expectation_propagation(
     ``tm, tv``: the teams' prior performance means and variances; ``rank``: -1 = did not finish;
     ``size``: players per team (for the draw margin ``margin * sqrt(n1 + n2)``); ``order, starts,
     groups, finishers`` from :func:`_canonical_order`; ``rotation``: which chain of the tied groups (see
-    :func:`tie_rotations`).  The comparisons are a tree: the chain of finishers (win factors between
-    groups, draw factors inside a group) and each non-finisher below the chain's last team.  Returns the
-    number of sweeps, or -1 when ``max_iterations`` sweeps did not bring the largest change below
-    ``tolerance``.
+    :func:`tie_rotations`); ``iw, fw``: workspaces of at least 2 and 11 rows of ``len(tm)`` entries.
+
+    The comparisons form a tree: the chain of finishers ``c_0, ..., c_{F-1}`` (win factors between groups,
+    draw factors inside a group) and each non-finisher below the chain's last team ``L = c_{F-1}``.  On a
+    chain, EP's messages are those of a forward-backward recursion (Heskes & Zoeter 2002; the paper's
+    schedule, Table 1, sweeps the same way): with ``alpha_k`` the belief about ``t_{c_k}`` from its prior and
+    the comparisons above it, and ``beta_k`` from its prior and those below,
+
+        alpha_{k+1} = prior_{k+1} * down_k(alpha_k, beta_{k+1}),    beta_k = prior_k * up_k(alpha_k, beta_{k+1}),
+
+    where ``down_k, up_k`` are comparison ``k``'s moment-matched messages (:func:`_down`, :func:`_up`) with
+    the cavities ``alpha_k`` and ``beta_{k+1}``; ``beta_L`` is ``L``'s prior times the non-finishers'
+    messages, each computed with the cavity of ``L`` without it.  A sweep runs the forward recursion down
+    the chain with the ``beta`` of the previous sweep, then the non-finishers, then the backward recursion
+    with the fresh ``alpha``; each comparison is moment-matched once per direction, computing only the
+    message that direction needs (half of :func:`_tilted_messages`).  The fixed point is that of EP on the
+    factor graph (every comparison's messages moment-match its cavities); on a chain of eight the
+    sweeps contract by about 100 each, so 4-5 sweeps reach ``tolerance = 1e-6``.  A sweep's change is the
+    largest :func:`_moved` of any message relative to the belief it enters (``alpha_{k+1}``, ``beta_k``
+    or ``L``'s marginal; never larger than relative to the team's marginal, so the test is at least as
+    strict).  Sweeps beyond ``_UNDAMPED`` take half steps in natural parameters (same fixed points), for
+    the matches whose scales differ so much (standard deviations 1e-2 and 1e3 in one free-for-all) that
+    undamped EP cycles.  Returns the number of sweeps, or -1 when ``max_iterations`` sweeps did not bring
+    the largest change below ``tolerance``.
     """
     n = len(tm)
     pi[:n] = 0.0
     tau[:n] = 0.0
     if finishers == 0:
         return 0
-    chain, fa, fb, fkind = iw[0], iw[1], iw[2], iw[3]  # workspaces of at least n entries
-    feps = fw[0]
-    msg = fw[1:5]
-    prior = fw[5:7]
-    for t in range(n):
-        prior[0, t] = 1.0 / tv[t]
-        prior[1, t] = tm[t] / tv[t]
+    chain, kind = iw[0], iw[1]
+    eps, p0, t0 = fw[0], fw[1], fw[2]
+    a_p, a_t, b_p, b_t = fw[3], fw[4], fw[5], fw[6]  # alpha_k, beta_k in natural parameters
+    d_p, d_t, u_p, u_t = fw[7], fw[8], fw[9], fw[10]  # down_k (to c_{k+1}), up_k (to c_k); u at k >= F: to L
     for g in range(groups):
         a, b = starts[g], starts[g + 1]
         for k in range(a, b):
             chain[k] = order[a + (k - a + rotation) % (b - a)]
-    count = n - 1
-    for c in range(finishers - 1):
-        fa[c], fb[c] = chain[c], chain[c + 1]
-        fkind[c] = DRAW if rank[fa[c]] == rank[fb[c]] else WIN
-        feps[c] = margin * math.sqrt(size[fa[c]] + size[fb[c]])
-    for c in range(finishers - 1, count):  # non-finishers below the last finisher, no margin
-        fa[c], fb[c], fkind[c], feps[c] = chain[finishers - 1], order[c + 1], BELOW, 0.0
-    if count == 0:
-        return 0
-    msg[:, :count] = 0.0
-    if count == 1:
-        _update_factor(0, fa, fb, fkind, feps, msg, prior, pi, tau, 1.0)  # exact in one step
-        return 1
-    # The paper's schedule: sweep down the chain and back up until the messages settle; the
-    # non-finishers hang off the chain's end, so they are refreshed on every pass through it.
-    # Undamped EP on a chain settles in a handful of sweeps; with wildly different scales (standard
-    # deviations 1e-2 and 1e3 in one free-for-all) it can cycle, so sweeps beyond _UNDAMPED take half
-    # steps.  Such matches can need a few hundred sweeps.
-    step_size = 1.0
+    for k in range(finishers, n):
+        chain[k] = order[k]
+    for k in range(n):
+        t = chain[k]
+        p0[k] = 1.0 / tv[t]
+        t0[k] = tm[t] / tv[t]
+        a_p[k] = b_p[k] = p0[k]
+        a_t[k] = b_t[k] = t0[k]
+        d_p[k] = d_t[k] = u_p[k] = u_t[k] = 0.0
+    last = finishers - 1
+    for c in range(last):
+        kind[c] = DRAW if rank[chain[c]] == rank[chain[c + 1]] else WIN
+        eps[c] = margin * math.sqrt(size[chain[c]] + size[chain[c + 1]])
+    star_p = 0.0  # the non-finishers' messages to L, summed
+    star_t = 0.0
+    sweeps = -1
+    step = 1.0
     for sweep in range(max_iterations):
         if sweep == _UNDAMPED:
-            step_size = 0.5
+            step = 0.5
         delta = 0.0
-        for c in range(count):
-            delta = max(delta, _update_factor(c, fa, fb, fkind, feps, msg, prior, pi, tau, step_size))
-        for c in range(count - 2, 0, -1):
-            delta = max(delta, _update_factor(c, fa, fb, fkind, feps, msg, prior, pi, tau, step_size))
-        if delta < tolerance:
-            return sweep + 1
-    return -1
+        for c in range(last):  # forward: alpha_{c+1} from alpha_c and the last beta_{c+1}
+            va = 1.0 / a_p[c]
+            vb = 1.0 / b_p[c + 1]
+            mp, mt = _down(kind[c], eps[c], a_t[c] * va, va, b_t[c + 1] * vb, vb)
+            if step < 1.0:
+                mp = d_p[c] + step * (mp - d_p[c])
+                mt = d_t[c] + step * (mt - d_t[c])
+            p = p0[c + 1] + mp
+            t = t0[c + 1] + mt
+            # measured on the team's marginal (the message from below included), as the old schedule was
+            delta = max(delta, _moved(mp - d_p[c], mt - d_t[c], p + b_p[c + 1] - p0[c + 1], t + b_t[c + 1] - t0[c + 1]))
+            d_p[c], d_t[c], a_p[c + 1], a_t[c + 1] = mp, mt, p, t
+        if n > finishers:  # non-finishers: I(t_L - t_u > 0), with L's cavity without that comparison
+            for k in range(finishers, n):
+                cp = a_p[last] + star_p - u_p[k]
+                ct = a_t[last] + star_t - u_t[k]
+                va = 1.0 / cp
+                vb = 1.0 / p0[k]
+                mp, mt = _up(BELOW, 0.0, ct * va, va, t0[k] * vb, vb)
+                if step < 1.0:
+                    mp = u_p[k] + step * (mp - u_p[k])
+                    mt = u_t[k] + step * (mt - u_t[k])
+                delta = max(delta, _moved(mp - u_p[k], mt - u_t[k], cp + mp, ct + mt))
+                star_p += mp - u_p[k]
+                star_t += mt - u_t[k]
+                u_p[k], u_t[k] = mp, mt
+            b_p[last] = p0[last] + star_p
+            b_t[last] = t0[last] + star_t
+        for c in range(last - 1, -1, -1):  # backward: beta_c from the fresh alpha_c and beta_{c+1}
+            va = 1.0 / a_p[c]
+            vb = 1.0 / b_p[c + 1]
+            mp, mt = _up(kind[c], eps[c], a_t[c] * va, va, b_t[c + 1] * vb, vb)
+            if step < 1.0:
+                mp = u_p[c] + step * (mp - u_p[c])
+                mt = u_t[c] + step * (mt - u_t[c])
+            p = p0[c] + mp
+            t = t0[c] + mt
+            delta = max(delta, _moved(mp - u_p[c], mt - u_t[c], p + a_p[c] - p0[c], t + a_t[c] - t0[c]))
+            u_p[c], u_t[c], b_p[c], b_t[c] = mp, mt, p, t
+        if delta < tolerance or n == 2:  # a single comparison is exact in one step
+            sweeps = sweep + 1
+            break
+    # Each team's total message: from the comparison above it and from those below it.
+    for k in range(finishers):
+        p = 0.0
+        t = 0.0
+        if k > 0:
+            p += d_p[k - 1]
+            t += d_t[k - 1]
+        if k < last:
+            p += u_p[k]
+            t += u_t[k]
+        pi[chain[k]] = p
+        tau[chain[k]] = t
+    pi[chain[last]] += star_p
+    tau[chain[last]] += star_t
+    for k in range(finishers, n):
+        cp = a_p[last] + star_p - u_p[k]
+        va = 1.0 / cp
+        vb = 1.0 / p0[k]
+        pi[chain[k]], tau[chain[k]] = _down(BELOW, 0.0, (a_t[last] + star_t - u_t[k]) * va, va, t0[k] * vb, vb)
+    return sweeps
+
 
 
 @jit
@@ -344,19 +411,37 @@ def _apply_messages(team_start: NDArray[np.int64], t0: int, n: int, row: NDArray
 
 
 @jit
+def _skill_var(sigma: float, tau2: float, drift2: float, now: float, last: float) -> float:
+    """A player's skill variance going into a match: ``sigma^2 + tau^2`` plus ``drift^2`` per unit of time since
+    the player's last match (when both times are known), capped at ``SIGMA_MAX^2`` so that ``sigma`` stays in the
+    range every kernel handles."""
+    v = sigma ** 2 + tau2
+    if drift2 > 0.0 and now == now and last == last and now > last:
+        v += drift2 * (now - last)
+    return min(v, _VAR_MAX)
+
+
+@jit
 def replay_trueskill(
     match_start: NDArray[np.int64], team_start: NDArray[np.int64], team_rank: NDArray[np.int64],
     row: NDArray[np.int64], weight: NDArray[np.float64], time: NDArray[np.float64],
     mu: NDArray[np.float64], sigma: NDArray[np.float64], games: NDArray[np.int64], last_time: NDArray[np.float64],
-    hist_mu: NDArray[np.float64], hist_sigma: NDArray[np.float64], loglik: NDArray[np.float64], want_ll: bool,
+    hist_mu: NDArray[np.float64], hist_sigma: NDArray[np.float64], loglik: NDArray[np.float64],
     beta: float, tau: float, drift: float, margin: float, tolerance: float, max_iterations: int,
 ) -> int:
     """Replay a history under TrueSkill, in place; return how many matches did not converge.
 
     ``row[p]`` is the state row of player slot ``p``; ``hist_mu/hist_sigma[p]`` receive that player's
     rating after the match and ``loglik[m]`` the match's log-likelihood under the ratings before it (the
-    predictive model of :meth:`TrueSkill.log_likelihood`, without dynamics; zeros unless ``want_ll``).
+    predictive model of :meth:`TrueSkill.log_likelihood`, without dynamics).  Empty ``hist_mu`` or
+    ``loglik`` arrays mean "not wanted": nothing is computed or written for them.
+
+    Two teams need no iteration (one moment-matching step is the exact EP answer): a duel of one player
+    each runs in scalars, larger teams through the team sums; more teams run :func:`expectation_propagation`
+    once per chain of their tied groups (:func:`tie_rotations`), averaging the players' posteriors.
     """
+    keep = len(hist_mu) > 0
+    want_ll = len(loglik) > 0
     n_matches = len(match_start) - 1
     width = 2
     players = 1
@@ -373,8 +458,8 @@ def replay_trueskill(
     new_var = np.empty(players)
     order = np.empty(width, dtype=np.int64)
     starts = np.empty(width + 1, dtype=np.int64)
-    iw = np.empty((4, width), dtype=np.int64)
-    fw = np.empty((7, width))
+    iw = np.empty((2, width), dtype=np.int64)
+    fw = np.empty((11, width))
     beta2, tau2, drift2 = beta * beta, tau * tau, drift * drift
     unconverged = 0
     for m in range(n_matches):
@@ -384,23 +469,57 @@ def replay_trueskill(
         p1 = team_start[t0 + n]
         rank = team_rank[t0:t0 + n]
         now = time[m]
+        if n == 2 and p1 - p0 == 2:
+            # A duel: the same arithmetic as the team path below (bit for bit), in scalars.
+            ra, rb = row[p0], row[p0 + 1]
+            wa, wb = weight[p0], weight[p0 + 1]
+            if want_ll:
+                tm[0], tm[1] = wa * mu[ra], wb * mu[rb]
+                tv[0] = wa * wa * (sigma[ra] ** 2 + beta2)
+                tv[1] = wb * wb * (sigma[rb] ** 2 + beta2)
+                size[0] = size[1] = 1.0
+                loglik[m] = _log_outcome(tm[:2], tv[:2], rank, size[:2], margin)
+            va = _skill_var(sigma[ra], tau2, drift2, now, last_time[ra])
+            vb = _skill_var(sigma[rb], tau2, drift2, now, last_time[rb])
+            ma, mb = wa * mu[ra], wb * mu[rb]
+            tva, tvb = wa * wa * (va + beta2), wb * wb * (vb + beta2)
+            pa = ta = pb = tb = 0.0
+            r0, r1 = rank[0], rank[1]
+            if r0 >= 0 or r1 >= 0:
+                if r0 < 0 or r1 < 0:
+                    kind, eps = BELOW, 0.0
+                else:
+                    kind = DRAW if r0 == r1 else WIN
+                    eps = margin * math.sqrt(2.0)
+                if r1 < 0 or (r0 >= 0 and r0 <= r1):
+                    pa, ta, pb, tb = _tilted_messages(kind, eps, ma, tva, mb, tvb)
+                else:
+                    pb, tb, pa, ta = _tilted_messages(kind, eps, mb, tvb, ma, tva)
+            denom = 1.0 + pa * tva
+            mu[ra] += wa * va * ((ta - pa * ma) / denom)
+            sigma[ra] = math.sqrt(va * (1.0 + pa * (tva - wa * wa * va)) / denom)
+            denom = 1.0 + pb * tvb
+            mu[rb] += wb * vb * ((tb - pb * mb) / denom)
+            sigma[rb] = math.sqrt(vb * (1.0 + pb * (tvb - wb * wb * vb)) / denom)
+            games[ra] += 1
+            games[rb] += 1
+            if now == now:
+                last_time[ra] = last_time[rb] = now
+            if keep:
+                hist_mu[p0], hist_sigma[p0] = mu[ra], sigma[ra]
+                hist_mu[p0 + 1], hist_sigma[p0 + 1] = mu[rb], sigma[rb]
+            continue
         if want_ll:
             for p in range(p0, p1):
                 var[p - p0] = sigma[row[p]] ** 2
             _team_priors(team_start, t0, n, row, weight, mu, var, p0, beta2, tm, tv, size)
             loglik[m] = _log_outcome(tm[:n], tv[:n], rank, size[:n], margin)
-        else:
-            loglik[m] = 0.0
-        # dynamics: tau^2 per match, drift^2 per unit of time since the player's last match
         for p in range(p0, p1):
             r = row[p]
-            v = sigma[r] ** 2 + tau2
-            if drift2 > 0.0 and now == now and last_time[r] == last_time[r] and now > last_time[r]:
-                v += drift2 * (now - last_time[r])
-            var[p - p0] = v
+            var[p - p0] = _skill_var(sigma[r], tau2, drift2, now, last_time[r])
         _team_priors(team_start, t0, n, row, weight, mu, var, p0, beta2, tm, tv, size)
         if n == 2:
-            # One comparison: a single moment-matching step is the exact EP answer; skip the general path.
+            # One comparison: a single moment-matching step is the exact EP answer.
             r0, r1 = rank[0], rank[1]
             pi[0] = pi[1] = tau_msg[0] = tau_msg[1] = 0.0
             if r0 >= 0 or r1 >= 0:
@@ -417,8 +536,9 @@ def replay_trueskill(
         else:
             groups, finishers = _canonical_order(tm[:n], tv[:n], rank, size[:n], order, starts)
             runs = tie_rotations(starts, groups)
-            new_mu[:p1 - p0] = 0.0
-            new_var[:p1 - p0] = 0.0
+            if runs > 1:
+                new_mu[:p1 - p0] = 0.0
+                new_var[:p1 - p0] = 0.0
             for r in range(runs):
                 if expectation_propagation(tm[:n], tv[:n], rank, size[:n], margin, tolerance, max_iterations,
                                            order, starts, groups, finishers, r, pi, tau_msg, iw, fw) < 0:
@@ -432,8 +552,9 @@ def replay_trueskill(
             games[r] += 1
             if now == now:
                 last_time[r] = now
-            hist_mu[p] = mu[r]
-            hist_sigma[p] = sigma[r]
+            if keep:
+                hist_mu[p] = mu[r]
+                hist_sigma[p] = sigma[r]
     return unconverged
 
 
@@ -578,6 +699,11 @@ class TrueSkill(Model):
         self._positive("tolerance", tolerance)
         self._probability("draw_probability", draw_probability)
         self._positive_int("max_iterations", max_iterations)
+        for name in ("sigma", "beta", "tau", "drift"):
+            value = getattr(self, name)
+            if value > SIGMA_MAX:
+                raise ValueError(f"The {name!r} parameter of TrueSkill must be at most {SIGMA_MAX:g} (its square must "
+                                 f"stay a finite float). Got {value!r} instead.")
         self._prior = Rating(float(mu), float(sigma))
         # eps / (sqrt(n1 + n2) beta) = Phi^-1((p + 1) / 2)   (paper, section 4.1)
         self._margin = statistics.NormalDist().inv_cdf((draw_probability + 1.0) / 2.0) * float(beta)
@@ -586,6 +712,13 @@ class TrueSkill(Model):
     def prior(self) -> Rating:
         return self._prior
 
+    def _check_rating(self, name: str, rating: Any) -> Rating:
+        rating = super()._check_rating(name, rating)
+        if rating.sigma > SIGMA_MAX:
+            raise ValueError(f"'ratings[{name!r}]' has sigma={rating.sigma!r}; TrueSkill accepts sigma from 0 to "
+                             f"{SIGMA_MAX:g} (its square must stay a finite float).")
+        return rating
+
     def draw_margin(self, players: int = 2) -> float:
         """The draw margin ``eps`` for a comparison of two teams with ``players`` players in all."""
         return self._margin * math.sqrt(players)
@@ -593,14 +726,14 @@ class TrueSkill(Model):
     # -- the engine ----------------------------------------------------------------------------------
     def _replay(self, matches: Matches, slot_index: NDArray[np.int64], state: _State,
                 history: _History | None, loglik: NDArray[np.float64] | None = None) -> None:
-        n_slots, n_matches = len(matches.player), len(matches)
+        n_matches = len(matches)
         rows = _state_rows(matches, slot_index)
-        hist_mu = history.mu if history is not None else np.empty(n_slots)
-        hist_sigma = history.sigma if history is not None else np.empty(n_slots)
-        ll = loglik if loglik is not None else np.empty(n_matches)
+        nothing = np.empty(0)  # what the kernel neither computes nor writes
         unconverged = replay_trueskill(
             matches.match_start, matches.team_start, matches.team_rank, rows, matches.weight, matches.time,
-            state.mu, state.sigma, state.games, state.last_time, hist_mu, hist_sigma, ll, loglik is not None,
+            state.mu, state.sigma, state.games, state.last_time,
+            history.mu if history is not None else nothing, history.sigma if history is not None else nothing,
+            loglik if loglik is not None else nothing,
             float(self.beta), float(self.tau), float(self.drift), self._margin, float(self.tolerance),
             int(self.max_iterations),
         )
