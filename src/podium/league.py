@@ -10,19 +10,22 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from itertools import compress
 from typing import Any, NamedTuple
 
+import numba as nb
 import numpy as np
 from numpy.typing import NDArray
 
 from .match import Match, MatchError, Matches
-from .models.base import Model, _History, _State, most_teams, team_strength
+from .models.base import LikelihoodModel, Model, _History, _State, _state_rows, most_teams, team_strength
 from .models.elo import GRADIENT, LOGISTIC, pair_outcome, pair_score, pairwise_gradient
 from .models.plackett_luce import plackett_luce_gradient
 from .numerics import jit
 from .rating import Rating
 
-__all__ = ["League", "LeaderboardRow", "PlayerState", "Trajectory", "replay_likelihood", "team_strengths"]
+__all__ = ["League", "LeaderboardRow", "PlayerState", "Trajectory", "replay_family", "replay_likelihood",
+           "team_strengths"]
 
 PAIRWISE, PLACKETT_LUCE = 0, 1
 _CHUNK = 65536  # matches per compiled call when a progress bar is shown
@@ -37,30 +40,93 @@ def _family_gradient(kind: int, a: int, b: int, c: int, s: NDArray[np.float64], 
     return plackett_luce_gradient(s, rank, n, a, grad, fw, iw, want_ll)
 
 
+@nb.njit(cache=True, nogil=True, inline="always")
+def _duel_loop(
+    pair_performance: int, pair_update: int, k: float, inv_scale: float,
+    team_rank: NDArray[np.int64], row: NDArray[np.int64], weight: NDArray[np.float64],
+    mu: NDArray[np.float64], games: NDArray[np.int64], hist_mu: NDArray[np.float64], loglik: NDArray[np.float64],
+    want_ll: bool, want_hist: bool,
+) -> None:
+    """:func:`replay_likelihood` for a history of one-player duels (team ``t`` is slot ``t``, match ``m``
+    is teams ``2m, 2m + 1``): the same arithmetic in the same order, without the per-team loops and the
+    reads of ``match_start`` and ``team_start`` that a duel does not need."""
+    for m in range(len(team_rank) // 2):
+        pa = 2 * m
+        pb = pa + 1
+        ra, rb = row[pa], row[pb]
+        wa, wb = weight[pa], weight[pb]
+        # 0.0 + w * mu is team_strength's sum of one member, kept so the result is the same to the bit.
+        d = (0.0 + wa * mu[ra]) * inv_scale - (0.0 + wb * mu[rb]) * inv_scale
+        score = pair_score(team_rank[pa], team_rank[pb])
+        if score < 0.0:
+            ll, g = 0.0, 0.0
+        else:
+            ll, g = pair_outcome(d, score, pair_performance, pair_update, want_ll)
+        if want_ll:
+            loglik[m] = ll
+        mu[ra] += (k * g) * wa
+        games[ra] += 1
+        if want_hist:
+            hist_mu[pa] = mu[ra]
+        mu[rb] += (k * -g) * wb
+        games[rb] += 1
+        if want_hist:
+            hist_mu[pb] = mu[rb]
+
+
+@jit
+def _replay_duels(
+    pair_performance: int, pair_update: int, k: float, inv_scale: float,
+    team_rank: NDArray[np.int64], row: NDArray[np.int64], weight: NDArray[np.float64],
+    mu: NDArray[np.float64], games: NDArray[np.int64], hist_mu: NDArray[np.float64], loglik: NDArray[np.float64],
+    want_ll: bool, want_hist: bool,
+) -> None:
+    """:func:`_duel_loop`, with the logistic model's options passed as constants: the compiler then drops
+    the branches (Gaussian math, unwanted writes) from the loop, which makes it about a third faster."""
+    if pair_performance != LOGISTIC:
+        _duel_loop(pair_performance, pair_update, k, inv_scale, team_rank, row, weight, mu, games, hist_mu, loglik,
+                   want_ll, want_hist)
+    elif want_ll and want_hist:
+        _duel_loop(LOGISTIC, GRADIENT, k, inv_scale, team_rank, row, weight, mu, games, hist_mu, loglik, True, True)
+    elif want_ll:
+        _duel_loop(LOGISTIC, GRADIENT, k, inv_scale, team_rank, row, weight, mu, games, hist_mu, loglik, True, False)
+    elif want_hist:
+        _duel_loop(LOGISTIC, GRADIENT, k, inv_scale, team_rank, row, weight, mu, games, hist_mu, loglik, False, True)
+    else:
+        _duel_loop(LOGISTIC, GRADIENT, k, inv_scale, team_rank, row, weight, mu, games, hist_mu, loglik, False, False)
+
+
 @jit
 def replay_likelihood(
     kind: int, a: int, b: int, c: int, k: float, scale: float,
     match_start: NDArray[np.int64], team_start: NDArray[np.int64], team_rank: NDArray[np.int64],
     row: NDArray[np.int64], weight: NDArray[np.float64],
     mu: NDArray[np.float64], games: NDArray[np.int64], hist_mu: NDArray[np.float64], loglik: NDArray[np.float64],
-    want_ll: bool,
+    want_ll: bool, want_hist: bool = True,
 ) -> None:
     """Replay a history under an Elo-family model, in place.
 
     For each match: team strengths ``s_t = sum_i w_i mu_i / scale``; the kernel gives the log-likelihood
     and ``dL/ds_t``; member ``i`` moves by ``k * w_i * dL/ds_t``.  ``row[p]`` is the state row of player
-    slot ``p``; ``hist_mu[p]`` receives that player's rating after the match, ``loglik[m]`` the match's
-    log-likelihood under the ratings before it.  With ``want_ll`` false the kernels skip the logarithms
-    that only the log-likelihood needs and ``loglik`` receives zeros.
+    slot ``p``; ``hist_mu[p]`` receives that player's rating after the match (only with ``want_hist``),
+    ``loglik[m]`` the match's log-likelihood under the ratings before it (only with ``want_ll``: without
+    it the kernels also skip the logarithms that only the log-likelihood needs).  An array that is not
+    written may be empty.
     """
     n_matches = len(match_start) - 1
+    inv_scale = 1.0 / scale
+    pair_performance, pair_update = (a, b) if kind == PAIRWISE else (LOGISTIC, GRADIENT)
+    # Every match has at least two teams and every team at least one player (Matches' invariants), so
+    # 2 teams per match and 1 player per team on average means exactly that everywhere: one-player duels.
+    if n_matches > 0 and len(team_rank) == 2 * n_matches and len(row) == len(team_rank):
+        _replay_duels(pair_performance, pair_update, k, inv_scale, team_rank, row, weight, mu, games,
+                      hist_mu, loglik, want_ll, want_hist)
+        return
     width = most_teams(match_start)
     s = np.empty(width)
     grad = np.empty(width)
     fw = np.empty(7 * width + 2)
     iw = np.empty(4 * width + 3, dtype=np.int64)
-    inv_scale = 1.0 / scale
-    pair_performance, pair_update = (a, b) if kind == PAIRWISE else (LOGISTIC, GRADIENT)
     for m in range(n_matches):
         t0 = match_start[m]
         n = match_start[m + 1] - t0
@@ -71,19 +137,57 @@ def replay_likelihood(
             # order is logistic Elo, draws and non-finishers included), so call it directly.
             score = pair_score(team_rank[t0], team_rank[t0 + 1])
             if score < 0.0:
-                loglik[m], grad[0] = 0.0, 0.0
+                ll, grad[0] = 0.0, 0.0
             else:
-                loglik[m], grad[0] = pair_outcome(s[0] - s[1], score, pair_performance, pair_update, want_ll)
+                ll, grad[0] = pair_outcome(s[0] - s[1], score, pair_performance, pair_update, want_ll)
             grad[1] = -grad[0]
         else:
-            loglik[m] = _family_gradient(kind, a, b, c, s, team_rank[t0:t0 + n], n, grad, fw, iw, want_ll)
+            ll = _family_gradient(kind, a, b, c, s, team_rank[t0:t0 + n], n, grad, fw, iw, want_ll)
+        if want_ll:
+            loglik[m] = ll
         for t in range(n):
             step = k * grad[t]
             for p in range(team_start[t0 + t], team_start[t0 + t + 1]):
                 r = row[p]
                 mu[r] += step * weight[p]
                 games[r] += 1
-                hist_mu[p] = mu[r]
+                if want_hist:
+                    hist_mu[p] = mu[r]
+
+
+def replay_family(model: LikelihoodModel, matches: Matches, slot_index: NDArray[np.int64], state: _State,
+                  history: _History | None, loglik: NDArray[np.float64] | None = None) -> None:
+    """An Elo-family model's replay of ``matches`` (the contract of ``Model._replay``), writing only what
+    the caller asked for: no scratch history when ``history`` is None, no log-likelihoods (nor their
+    logarithms) when ``loglik`` is None.
+
+    ``history.sigma`` is set to zero (the family keeps no uncertainty).
+    """
+    nothing = np.empty(0)
+    a, b, c = model._int_params
+    replay_likelihood(
+        model._kind, a, b, c, float(model.k), float(model.scale),
+        matches.match_start, matches.team_start, matches.team_rank, _state_rows(matches, slot_index),
+        matches.weight, state.mu, state.games, history.mu if history is not None else nothing,
+        loglik if loglik is not None else nothing, loglik is not None, history is not None,
+    )
+    if history is not None:
+        history.sigma[:] = 0.0
+
+
+@jit
+def _players_used(player: NDArray[np.int64], n_players: int) -> NDArray[np.bool_]:
+    """Which of ``n_players`` player indices occur in ``player``; stops reading once every one has."""
+    used = np.zeros(n_players, dtype=np.bool_)
+    left = n_players
+    for p in range(len(player)):
+        i = player[p]
+        if not used[i]:
+            used[i] = True
+            left -= 1
+            if left == 0:
+                break
+    return used
 
 
 @jit
@@ -141,6 +245,37 @@ class Trajectory:
     sigma: NDArray[np.float64]
 
 
+class _Batch(NamedTuple):
+    """The history of one replayed batch of matches, kept as the batch's own arrays.
+
+    Only ``mu`` (and ``sigma`` for models with uncertainty) is new memory; which player and match each
+    slot belongs to is read from the batch's arrays (shared with the caller's :class:`Matches`, which
+    podium never modifies) when a trajectory or the slots are asked for, not computed for every replay.
+    """
+
+    offset: int                        # the batch's first match, counted over everything recorded
+    names_rows: NDArray[np.int64]      # state row of each entry of the batch's player list (-1: not in it)
+    player: NDArray[np.int64]          # Matches.player, .team_start, .match_start, .time of the batch
+    team_start: NDArray[np.int64]
+    match_start: NDArray[np.int64]
+    time: NDArray[np.float64]
+    mu: NDArray[np.float64]            # each slot's rating after its match
+    sigma: NDArray[np.float64] | None  # None: the model keeps no uncertainty (zeros)
+
+    def matches_of(self, slots: NDArray[np.int64]) -> NDArray[np.int64]:
+        """The batch-local match of each (sorted) slot."""
+        team = np.searchsorted(self.team_start, slots, side="right") - 1
+        return np.searchsorted(self.match_start, team, side="right") - 1
+
+    def sigma_at(self, slots: NDArray[np.int64] | slice) -> NDArray[np.float64]:
+        return np.zeros(len(self.mu[slots])) if self.sigma is None else self.sigma[slots]
+
+
+def _zeros_sink(n: int) -> NDArray[np.float64]:
+    """``n`` writable zeros in one float: what a model without uncertainty writes its sigmas into, for free."""
+    return np.lib.stride_tricks.as_strided(np.zeros(1), shape=(n,), strides=(0,))
+
+
 class League:
     """A whole population rated by one model, its state held in arrays.
 
@@ -151,9 +286,10 @@ class League:
     ratings : mapping of str to Rating, optional
         Starting ratings; everyone else starts at ``model.prior``.
     keep_history : bool, default True
-        Keep every player's rating after each match (for :meth:`trajectory`, 16 bytes per player slot) and
-        each match's log-likelihood (:attr:`log_likelihoods`).  ``False`` is the fastest replay: final
-        ratings only.
+        Keep every player's rating after each match (for :meth:`trajectory`: 8 bytes per player slot, 16
+        for models with uncertainty) and each match's log-likelihood (:attr:`log_likelihoods`).  The
+        league then holds on to the arrays of the :class:`Matches` it records (to know whose ratings
+        those are).  ``False`` is the fastest replay: final ratings only.
 
     Examples
     --------
@@ -175,7 +311,8 @@ class League:
         self._names: list[str] = []
         self._state = _State(np.empty(0), np.empty(0))
         self._n_matches = 0
-        self._hist: list[tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]] = []
+        self._hist: list[_Batch] = []
+        self._keeps_sigma = model.prior.sigma != 0.0  # models whose prior has sigma 0 never have another
         self._loglik: list[NDArray[np.float64]] = []
         for name, rating in (ratings or {}).items():
             if not isinstance(name, str):
@@ -205,16 +342,24 @@ class League:
             self._source = names
             self._source_rows = np.full(len(names), -1, dtype=np.int64)
         rows = self._source_rows
-        used = np.zeros(len(names), dtype=bool)
-        used[packed.player] = True
-        missing = np.flatnonzero(used & (rows < 0))
+        if len(packed.player) == 0:
+            return rows
+        unmapped = _players_used(packed.player, len(names)) & (rows < 0)
+        missing = np.flatnonzero(unmapped)
         if len(missing):
-            if not self._names and len(missing) == len(names):  # a fresh league taking a whole history
-                self._names = list(names)
-                rows[:] = np.arange(len(names))
+            if not self._names:  # a fresh league: every new player is new to it, no id to look up
+                self._names = list(names) if len(missing) == len(names) else list(compress(names, unmapped.tolist()))
+                rows[missing] = np.arange(len(missing))
             else:
-                for i in missing.tolist():
-                    rows[i] = self._add_player(names[i])
+                index, known = self._index, self._names
+                found = []
+                for name in compress(names, unmapped.tolist()):
+                    row = index.get(name)
+                    if row is None:
+                        row = index[name] = len(known)
+                        known.append(name)
+                    found.append(row)
+                rows[missing] = found
             self._grow()
         return rows
 
@@ -259,9 +404,10 @@ class League:
         """
         packed = matches if isinstance(matches, Matches) else Matches.from_matches(matches)
         if self.model._max_teams is not None and len(packed):
-            counts = packed.n_teams
-            if counts.max() > self.model._max_teams:
-                self.model._check_team_count(int(counts.max()))
+            # Two teams per match on average is two in every match (each has at least two); else one pass.
+            widest = 2 if len(packed.team_rank) == 2 * len(packed) else most_teams(packed.match_start)
+            if widest > self.model._max_teams:
+                self.model._check_team_count(widest)
         if not progress or len(packed) <= _CHUNK:
             self._replay(packed)
             return self
@@ -278,17 +424,20 @@ class League:
 
     def _replay(self, packed: Matches) -> None:
         rows = self._rows(packed)
-        history = _History(len(packed.player)) if self.keep_history else None
-        loglik = np.empty(len(packed)) if self.keep_history else None
+        if not self.keep_history:
+            self.model._replay(packed, rows, self._state, None, None)
+            self._n_matches += len(packed)
+            return
+        n_slots = len(packed.player)
+        history = _History(0)
+        history.mu = np.empty(n_slots)
+        history.sigma = np.empty(n_slots) if self._keeps_sigma else _zeros_sink(n_slots)
+        loglik = np.empty(len(packed))
         self.model._replay(packed, rows, self._state, history, loglik)
-        if loglik is not None:
-            self._loglik.append(loglik)
-        if history is not None and len(packed.player):
-            sizes = np.diff(packed.team_start)
-            team_match = np.repeat(np.arange(len(packed)), np.diff(packed.match_start))
-            slot_match = np.repeat(team_match, sizes)
-            self._hist.append((rows[packed.player], slot_match + self._n_matches, packed.time[slot_match],
-                               history.mu, history.sigma))
+        self._loglik.append(loglik)
+        if n_slots:
+            self._hist.append(_Batch(self._n_matches, rows, packed.player, packed.team_start, packed.match_start,
+                                     packed.time, history.mu, history.sigma if self._keeps_sigma else None))
         self._n_matches += len(packed)
 
     def set_states(self, states: Mapping[str, PlayerState]) -> None:
@@ -319,11 +468,20 @@ class League:
         """
         if not self.keep_history:
             raise ValueError("This League was created with keep_history=False; it keeps no history.")
-        parts = [[], [], [], []]  # type: list[list[Any]]
-        for rows, match, _, mu, sigma in self._hist:
-            keep = match >= start
-            for part, arr in zip(parts, (match, rows, mu, sigma)):
-                part.append(arr[keep])
+        parts: list[list[NDArray[Any]]] = [[], [], [], []]
+        for batch in self._hist:
+            first = max(start - batch.offset, 0)  # the batch's first match to report
+            n_matches = len(batch.match_start) - 1
+            if first >= n_matches:
+                continue
+            t0 = batch.match_start[first]
+            p0 = batch.team_start[t0]
+            teams_per = np.diff(batch.match_start[first:])
+            team_match = np.repeat(np.arange(first, n_matches), teams_per)
+            slot_match = np.repeat(team_match, np.diff(batch.team_start[t0:]))
+            for part, arr in zip(parts, (slot_match + batch.offset, batch.names_rows[batch.player[p0:]],
+                                         batch.mu[p0:], batch.sigma_at(slice(p0, None)))):
+                part.append(arr)
         match_, rows_, mu_, sigma_ = (np.concatenate(p) if p else np.zeros(0) for p in parts)
         names = self._names
         return match_.astype(np.int64), [names[r] for r in rows_.astype(np.int64).tolist()], mu_.astype(float), sigma_.astype(float)
@@ -400,14 +558,19 @@ class League:
         if not self.keep_history:
             raise ValueError("This League was created with keep_history=False; it keeps no trajectories.")
         row = self._index.get(player)
-        parts: list[Any] = [[], [], [], [], []]
+        parts: list[list[NDArray[Any]]] = [[], [], [], []]
         if row is not None:
-            for rows, match, time, mu, sigma in self._hist:
-                hit = rows == row
-                for part, arr in zip(parts, (rows, match, time, mu, sigma)):
-                    part.append(arr[hit])
+            for batch in self._hist:
+                entry = np.flatnonzero(batch.names_rows == row)  # the player's index in the batch's list, if any
+                if len(entry) == 0:
+                    continue
+                slots = np.flatnonzero(batch.player == entry[0])
+                match = batch.matches_of(slots)
+                for part, arr in zip(parts, (match + batch.offset, batch.time[match], batch.mu[slots],
+                                             batch.sigma_at(slots))):
+                    part.append(arr)
         cat = [np.concatenate(p) if p else np.zeros(0) for p in parts]
-        return Trajectory(player, cat[1].astype(np.int64), cat[2].astype(float), cat[3].astype(float), cat[4].astype(float))
+        return Trajectory(player, cat[0].astype(np.int64), cat[1].astype(float), cat[2].astype(float), cat[3].astype(float))
 
     history = trajectory
 
