@@ -118,7 +118,7 @@ def ordering_section(args: argparse.Namespace, tmp: Path, report: dict[str, Any]
     (tmp / "cache_after").mkdir()
     before = _race_times_in(old_src / "src", sizes, args.repeats, args.budget, tmp / "cache_before")
     after = _race_times_in(None, sizes, args.repeats, args.budget, tmp / "cache_after")
-    print(f"\n1. log P + gradient of one race, Gaussian, order drawn from the model (median per call)")
+    print("\n1. log P + gradient of one race, Gaussian, order drawn from the model (median per call)")
     print(f"{'players':>8} {'before ' + args.before:>16} {'after':>12} {'speed-up':>9} {'target':>10}")
     for n in sizes:
         target = TARGETS.get(n)

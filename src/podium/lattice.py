@@ -27,13 +27,13 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
+from .densities import LOG_FLOOR as _LOG_FLOOR  # one floor for every log-space quantity
 from .numerics import jit
 
 __all__ = ["MIN_RUN", "build_lattice", "cumulate", "integrate", "node_range", "node_weights"]
 
 MIN_RUN = 16          # nodes per spacing before the spacing may double again (grading)
 MAX_NODES = 1 << 23   # a lattice larger than this is refused: the caller coarsens instead
-_LOG_FLOOR = -1e300
 
 
 def _fd_table() -> NDArray[np.float64]:

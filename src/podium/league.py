@@ -18,14 +18,13 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .match import Match, MatchError, Matches
-from .models.base import LikelihoodModel, Model, _History, _State, _state_rows, most_teams, team_strength
+from .models.base import Model, _History, _State, most_teams, team_strength
 from .models.elo import GRADIENT, LOGISTIC, pair_outcome, pair_score, pairwise_gradient
 from .models.plackett_luce import plackett_luce_gradient
 from .numerics import jit
 from .rating import Rating
 
-__all__ = ["League", "LeaderboardRow", "PlayerState", "Trajectory", "replay_family", "replay_likelihood",
-           "team_strengths"]
+__all__ = ["League", "LeaderboardRow", "PlayerState", "Trajectory", "replay_likelihood", "team_strengths"]
 
 PAIRWISE, PLACKETT_LUCE = 0, 1
 _CHUNK = 65536  # matches per compiled call when a progress bar is shown
@@ -153,26 +152,6 @@ def replay_likelihood(
                 games[r] += 1
                 if want_hist:
                     hist_mu[p] = mu[r]
-
-
-def replay_family(model: LikelihoodModel, matches: Matches, slot_index: NDArray[np.int64], state: _State,
-                  history: _History | None, loglik: NDArray[np.float64] | None = None) -> None:
-    """An Elo-family model's replay of ``matches`` (the contract of ``Model._replay``), writing only what
-    the caller asked for: no scratch history when ``history`` is None, no log-likelihoods (nor their
-    logarithms) when ``loglik`` is None.
-
-    ``history.sigma`` is set to zero (the family keeps no uncertainty).
-    """
-    nothing = np.empty(0)
-    a, b, c = model._int_params
-    replay_likelihood(
-        model._kind, a, b, c, float(model.k), float(model.scale),
-        matches.match_start, matches.team_start, matches.team_rank, _state_rows(matches, slot_index),
-        matches.weight, state.mu, state.games, history.mu if history is not None else nothing,
-        loglik if loglik is not None else nothing, loglik is not None, history is not None,
-    )
-    if history is not None:
-        history.sigma[:] = 0.0
 
 
 @jit

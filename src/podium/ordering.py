@@ -29,14 +29,13 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .chain import order_log_prob
-from .densities import (DENSITIES, GAUSSIAN, GUMBEL, LOG_FLOOR, LOGISTIC, SKEW_NORMAL, logcdf, logpdf, logsf,
+from .densities import (DENSITIES, GAUSSIAN, GUMBEL, LOGISTIC, SKEW_NORMAL, logcdf, logpdf, logsf,
                         shape_info)
 from .lattice import build_lattice, cumulate, node_weights
 from .numerics import jit, log_ndtr, logaddexp
 
 __all__ = ["DENSITIES", "log_order", "rank_probabilities", "log_win_probabilities"]
 
-_LOG_FLOOR = LOG_FLOOR
 
 
 # -- outcomes given as ranks ----------------------------------------------------------------------------------

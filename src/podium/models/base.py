@@ -305,18 +305,17 @@ class LikelihoodModel(Model):
 
     def _replay(self, matches: Matches, slot_index: NDArray[np.int64], state: _State,
                 history: _History | None, loglik: NDArray[np.float64] | None = None) -> None:
+        """The family's replay, writing only what the caller asked for: no history when ``history`` is None,
+        no log-likelihoods (nor the logarithms only they need) when ``loglik`` is None; ``history.sigma`` is 0."""
         from ..league import replay_likelihood  # the engine imports the kernels, which import this module
 
-        n_slots, n_matches = len(matches.player), len(matches)
-        rows = _state_rows(matches, slot_index)
-        hist = history.mu if history is not None else np.empty(n_slots)
-        ll = loglik if loglik is not None else np.empty(n_matches)
-        want_ll = loglik is not None
+        nothing = np.empty(0)  # what the kernel neither computes nor writes
         a, b, c = self._int_params
         replay_likelihood(
             self._kind, a, b, c, float(self.k), float(self.scale),
-            matches.match_start, matches.team_start, matches.team_rank, rows,
-            matches.weight, state.mu, state.games, hist, ll, want_ll,
+            matches.match_start, matches.team_start, matches.team_rank, _state_rows(matches, slot_index),
+            matches.weight, state.mu, state.games, history.mu if history is not None else nothing,
+            loglik if loglik is not None else nothing, loglik is not None, history is not None,
         )
         if history is not None:
             history.sigma[:] = 0.0

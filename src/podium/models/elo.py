@@ -23,9 +23,8 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
-from ..match import Matches
 from ..numerics import inv_mills, jit, log_ndtr, ndtr
-from .base import LikelihoodModel, _History, _State
+from .base import LikelihoodModel
 
 __all__ = ["Elo", "PairwiseElo"]
 
@@ -181,13 +180,6 @@ class _PairwiseBase(LikelihoodModel):
     def _win_spec(self) -> tuple[str, str]:
         # Logistic pairs are differences of Gumbel performances: Plackett-Luce in the victory order.
         return ("gumbel" if self.performance == "logistic" else "gaussian"), "victory"
-
-    def _replay(self, matches: Matches, slot_index: NDArray[np.int64], state: _State,
-                history: _History | None, loglik: NDArray[np.float64] | None = None) -> None:
-        # The family's replay without the scratch arrays (history, log-likelihoods) nobody reads.
-        from ..league import replay_family  # the engine imports this module's kernels
-
-        replay_family(self, matches, slot_index, state, history, loglik)
 
 
 class Elo(_PairwiseBase):

@@ -135,6 +135,14 @@ def _up(kind: int, eps: float, ma: float, va: float, mb: float, vb: float) -> tu
 
 
 @jit
+def _damped(new: tuple[float, float], old_p: float, old_t: float, step: float) -> tuple[float, float]:
+    """A message ``step`` of the way from ``(old_p, old_t)`` to ``new``, in natural parameters (same fixed points)."""
+    if step < 1.0:
+        return old_p + step * (new[0] - old_p), old_t + step * (new[1] - old_t)
+    return new
+
+
+@jit
 def _moved(dp: float, dt: float, p: float, t: float) -> float:
     """How far a message's change ``(dp, dt)`` moves the belief it enters, natural parameters ``(p, t)``.
 
@@ -276,10 +284,7 @@ def expectation_propagation(
         for c in range(last):  # forward: alpha_{c+1} from alpha_c and the last beta_{c+1}
             va = 1.0 / a_p[c]
             vb = 1.0 / b_p[c + 1]
-            mp, mt = _down(kind[c], eps[c], a_t[c] * va, va, b_t[c + 1] * vb, vb)
-            if step < 1.0:
-                mp = d_p[c] + step * (mp - d_p[c])
-                mt = d_t[c] + step * (mt - d_t[c])
+            mp, mt = _damped(_down(kind[c], eps[c], a_t[c] * va, va, b_t[c + 1] * vb, vb), d_p[c], d_t[c], step)
             p = p0[c + 1] + mp
             t = t0[c + 1] + mt
             # measured on the team's marginal (the message from below included), as the old schedule was
@@ -291,10 +296,7 @@ def expectation_propagation(
                 ct = a_t[last] + star_t - u_t[k]
                 va = 1.0 / cp
                 vb = 1.0 / p0[k]
-                mp, mt = _up(BELOW, 0.0, ct * va, va, t0[k] * vb, vb)
-                if step < 1.0:
-                    mp = u_p[k] + step * (mp - u_p[k])
-                    mt = u_t[k] + step * (mt - u_t[k])
+                mp, mt = _damped(_up(BELOW, 0.0, ct * va, va, t0[k] * vb, vb), u_p[k], u_t[k], step)
                 delta = max(delta, _moved(mp - u_p[k], mt - u_t[k], cp + mp, ct + mt))
                 star_p += mp - u_p[k]
                 star_t += mt - u_t[k]
@@ -304,10 +306,7 @@ def expectation_propagation(
         for c in range(last - 1, -1, -1):  # backward: beta_c from the fresh alpha_c and beta_{c+1}
             va = 1.0 / a_p[c]
             vb = 1.0 / b_p[c + 1]
-            mp, mt = _up(kind[c], eps[c], a_t[c] * va, va, b_t[c + 1] * vb, vb)
-            if step < 1.0:
-                mp = u_p[c] + step * (mp - u_p[c])
-                mt = u_t[c] + step * (mt - u_t[c])
+            mp, mt = _damped(_up(kind[c], eps[c], a_t[c] * va, va, b_t[c + 1] * vb, vb), u_p[c], u_t[c], step)
             p = p0[c] + mp
             t = t0[c] + mt
             delta = max(delta, _moved(mp - u_p[c], mt - u_t[c], p + a_p[c] - p0[c], t + a_t[c] - t0[c]))
