@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench load evaluation clean
+.PHONY: demo test test-slow bench load evaluation clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -20,6 +20,10 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
+
+# The Hypothesis searches of the ordering engine against mpmath (minutes; left out of `make test`).
+test-slow: $(STAMP)
+	$(BIN)/python -m pytest -q -m slow
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/replay.py

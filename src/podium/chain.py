@@ -44,6 +44,7 @@ THETA_SLOPE = 0.4    # step * the log-slope of a stage's density where its poste
 REACH = 7.5          # window half-width in posterior spreads (Gaussian tails: e^-28)
 PRIOR_REACH = 9.0    # the same for the prior's tail at the chain's ends (its density there is divided by P)
 MASS_TOL = 1e-8      # |posterior mass - 1| accepted (the quadrature and truncation error indicator)
+MASS_NOISE = 1e-13   # plus this times |log P|: the rounding of log-densities of that size, which no step removes
 EDGE_TOL = 1e-13     # posterior density times spread allowed at a window's edge
 MAX_ROUNDS = 8
 LEVEL = 36.0         # a pooled block's window: where its joint log-density is this far below its peak
@@ -554,7 +555,7 @@ def order_log_prob(
                     else:
                         widen_hi[g] = max(widen_hi[g], 1.001 * (x[jj + 1] - pmean[g]) / (above * psd[g]))
                     retry = True
-        if worst > MASS_TOL * (1.0 + abs(log_p)) and not retry:
+        if worst > MASS_TOL + MASS_NOISE * abs(log_p) and not retry:
             theta *= 0.6
             retry = True
         if retry and rnd + 1 < MAX_ROUNDS:

@@ -1,0 +1,234 @@
+"""Property tests of the ordering engine (``podium.ordering``) over random inputs, against mpmath.
+
+References are independent of the code under test: for two or three competitors the probability of an
+order ``a > b > c`` is one integral, ``P = int f_b(x) F_c(x) (1 - F_a(x)) dx`` (condition on the middle
+one; a non-finisher below the last finisher is the same event as a strict last place), evaluated by
+mpmath at 20 digits over breakpoints at every competitor's location +- multiples of its scale and around
+the integrand's mode, within the range where the (log-concave) integrand is above ``e^-90`` of its peak.
+Ties (margin 0) are the mean over the tied group's orders of the log-likelihood, as documented.
+
+The Hypothesis searches are marked ``slow`` and left out of ``make test`` (one run took 25 s, another more than
+15 minutes: an extreme example costs seconds in mpmath and in the engine); ``make test-slow`` runs them.
+"""
+
+from __future__ import annotations
+
+import math
+
+import mpmath as mp
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+from podium.ordering import log_order, rank_probabilities
+
+mp.mp.dps = 20
+
+
+def _mp_logf(density: str, z: mp.mpf) -> mp.mpf:
+    if density == "gaussian":
+        return -z * z / 2 - mp.log(mp.sqrt(2 * mp.pi))
+    if density == "logistic":
+        return -z - 2 * mp.log1p(mp.exp(-z)) if z > 0 else z - 2 * mp.log1p(mp.exp(z))
+    return -z - mp.exp(-z)  # maximum-type Gumbel
+
+
+def _mp_logcdf(density: str, z: mp.mpf, upper: bool) -> mp.mpf:
+    if density == "gaussian":
+        return mp.log(mp.ncdf(-z if upper else z))
+    if density == "logistic":
+        return -mp.log1p(mp.exp(z if upper else -z))
+    if upper:  # 1 - exp(-e^-z)
+        return mp.log(-mp.expm1(-mp.exp(-z)))
+    return -mp.exp(-z)
+
+
+def mp_log_order(m: list[float], s: list[float], order: list[int], density: str) -> float:
+    """``log P(X_order[0] > X_order[1] (> X_order[2]))`` by one mpmath integral over the middle one."""
+    if len(order) == 2:
+        a, b, c = order[0], order[1], None
+    else:
+        a, b, c = order
+    mm = [mp.mpf(v) for v in m]
+    ss = [mp.mpf(v) for v in s]
+
+    def logg(x: mp.mpf) -> mp.mpf:
+        out = _mp_logf(density, (x - mm[b]) / ss[b]) - mp.log(ss[b])
+        out += _mp_logcdf(density, (x - mm[a]) / ss[a], True)
+        if c is not None:
+            out += _mp_logcdf(density, (x - mm[c]) / ss[c], False)
+        return out
+
+    lo = min(mm) - 60 * max(ss)
+    hi = max(mm) + 60 * max(ss)
+    # golden-section search of the (concave) log-integrand maximum
+    inv = (mp.sqrt(5) - 1) / 2
+    x1, x2 = hi - inv * (hi - lo), lo + inv * (hi - lo)
+    f1, f2 = logg(x1), logg(x2)
+    for _ in range(120):
+        if f1 < f2:
+            lo, x1, f1 = x1, x2, f2
+            x2 = lo + inv * (hi - lo)
+            f2 = logg(x2)
+        else:
+            hi, x2, f2 = x2, x1, f1
+            x1 = hi - inv * (hi - lo)
+            f1 = logg(x1)
+    mode = (lo + hi) / 2
+    peak = logg(mode)
+
+    def edge(direction: int) -> mp.mpf:
+        # walk out until the integrand is below e^-90 of its peak (doubling, then bisection)
+        step = min(ss) / 8
+        inside = mode
+        while True:
+            x = mode + direction * step
+            if logg(x) < peak - 90:
+                break
+            inside = x
+            step *= 2
+        outside = x
+        for _ in range(60):
+            mid = (inside + outside) / 2
+            if logg(mid) < peak - 90:
+                outside = mid
+            else:
+                inside = mid
+        return outside
+
+    left, right = edge(-1), edge(1)
+    points = {left, right, mode}
+    for i in range(len(m)):
+        for k in (-8, -4, -2, -1, -0.5, 0, 0.5, 1, 2, 4, 8):
+            p = mm[i] + k * ss[i]
+            if left < p < right:
+                points.add(p)
+    span = right - left
+    for k in range(1, 16):
+        points.add(left + span * k / 16)
+    pts = sorted(points)
+    total = mp.quad(lambda x: mp.exp(logg(x) - peak), pts)
+    return float(peak + mp.log(total))
+
+
+densities = st.sampled_from(["gaussian", "logistic", "gumbel"])
+# the mpmath references cost 0.1-3 s each: failures are reported as found, not shrunk (that took 11 minutes)
+NO_SHRINK = (Phase.explicit, Phase.reuse, Phase.generate)
+
+
+@st.composite
+def races(draw: st.DrawFn) -> tuple[list[float], list[float], list[int], str]:
+    n = draw(st.integers(2, 3))
+    density = draw(densities)
+    # Known gap (issue 14 stays open for it): with exponential tails (logistic, Gumbel) an upset across more
+    # than about 1e4 scales has a posterior flat over the whole spread, and the window search runs out of
+    # rounds before it covers it (log P off by log of the uncovered fraction).  Gaussian spreads go to 1e6.
+    spread = draw(st.sampled_from([0.3, 1.0, 5.0, 1e3, 1e6] if density == "gaussian" else [0.3, 1.0, 5.0, 1e3]))
+    ratio = draw(st.sampled_from([1.0, 10.0, 1e4, 1e8]))
+    m = [draw(st.floats(-1.0, 1.0)) * spread for _ in range(n)]
+    logs = [draw(st.floats(0.0, 1.0)) for _ in range(n)]
+    s = [float(ratio ** v) for v in logs]
+    order = draw(st.permutations(list(range(n))))
+    return m, s, list(order), density
+
+
+def _ranks(order: list[int]) -> list[int | None]:
+    rank: list[int | None] = [0] * len(order)
+    for place, i in enumerate(order):
+        rank[i] = place
+    return rank
+
+
+@pytest.mark.slow
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow],
+          phases=NO_SHRINK)
+@given(races())
+def test_log_order_against_mpmath(race: tuple[list[float], list[float], list[int], str]) -> None:
+    m, s, order, density = race
+    reference = mp_log_order(m, s, order, density)
+    value, gm, gs = log_order(m, s, _ranks(order), density=density, gradient=True)
+    assert math.isfinite(value)
+    assert value == pytest.approx(reference, abs=1e-9 * max(1.0, abs(reference) * 1e-3)), (value, reference)
+    assert np.all(np.isfinite(gm)) and np.all(np.isfinite(gs))
+    # translation invariance: the location gradient sums to zero
+    assert abs(gm.sum()) <= 1e-9 * max(1.0, np.abs(gm).max())
+
+
+@pytest.mark.slow
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow],
+          phases=NO_SHRINK)
+@given(races())
+def test_non_finisher_is_censored_exactly(race: tuple[list[float], list[float], list[int], str]) -> None:
+    # with three competitors, "c did not finish, a beat b" is the event a > b > c (c below the last finisher)
+    m, s, order, density = race
+    if len(order) != 3:
+        return
+    rank: list[int | None] = [None] * 3
+    rank[order[0]], rank[order[1]] = 0, 1
+    reference = mp_log_order(m, s, order, density)
+    assert log_order(m, s, rank, density=density) == pytest.approx(
+        reference, abs=1e-9 * max(1.0, abs(reference) * 1e-3))
+
+
+@pytest.mark.slow
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow],
+          phases=NO_SHRINK)
+@given(races())
+def test_tie_is_the_mean_over_orders(race: tuple[list[float], list[float], list[int], str]) -> None:
+    m, s, order, density = race
+    a, b = order[0], order[1]
+    rank = _ranks(order)
+    rank[b] = rank[a]  # a and b tied at the top
+    swapped = list(order)
+    swapped[0], swapped[1] = b, a
+    reference = 0.5 * (mp_log_order(m, s, order, density) + mp_log_order(m, s, swapped, density))
+    assert log_order(m, s, rank, density=density) == pytest.approx(
+        reference, abs=1e-9 * max(1.0, abs(reference) * 1e-3))
+
+
+@pytest.mark.slow
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(2, 12), st.integers(0, 2**32 - 1), densities, st.sampled_from([1.0, 1e2, 1e4, 1e8]))
+def test_place_probabilities_are_doubly_stochastic(n: int, seed: int, density: str, ratio: float) -> None:
+    rng = np.random.default_rng(seed)
+    m = rng.normal(0.0, 2.0, n)
+    s = ratio ** rng.uniform(0.0, 1.0, n)
+    p = rank_probabilities(m, s, density=density)
+    assert np.all(np.isfinite(p)) and np.all(p >= 0.0)
+    np.testing.assert_allclose(p.sum(axis=1), 1.0, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(p.sum(axis=0), 1.0, rtol=0, atol=1e-12)
+
+
+@pytest.mark.slow
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(2, 40), st.integers(0, 2**32 - 1), densities, st.sampled_from([0.5, 2.0, 20.0]))
+def test_larger_races_are_finite_and_translation_invariant(n: int, seed: int, density: str, spread: float) -> None:
+    rng = np.random.default_rng(seed)
+    m = rng.normal(0.0, spread, n)
+    s = np.exp(rng.normal(0.0, 0.3, n))
+    rank: list[int | None] = [int(r) for r in rng.permutation(n)]
+    if n > 3:
+        rank[int(rng.integers(n))] = None
+    value, gm, gs = log_order(m, s, rank, density=density, gradient=True)
+    assert math.isfinite(value) and value <= 1e-12
+    assert np.all(np.isfinite(gm)) and np.all(np.isfinite(gs))
+    assert abs(gm.sum()) <= 1e-9 * max(1.0, np.abs(gm).max())
+    shifted = log_order(m + 123.0, s, rank, density=density)
+    assert shifted == pytest.approx(value, abs=1e-9 * max(1.0, abs(value)))
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "BUG (issue 14, open): logistic noise, 38 competitors spread 20, seed 2219 (drawn as in the test above): the "
+    "location gradient sums to -2.81e-9 against a largest entry of 1.67 (bound 1.67e-9), the same at precision 1, "
+    "2 and 4 while log P agrees to 6e-11 between them, so it is not the step; Gaussian and Gumbel noise on the "
+    "same race sum to 8e-13 and 1.5e-11"))
+def test_logistic_crowded_race_gradient_sums_to_zero() -> None:
+    rng = np.random.default_rng(2219)
+    n = 38
+    m = rng.normal(0.0, 20.0, n)
+    s = np.exp(rng.normal(0.0, 0.3, n))
+    rank: list[int | None] = [int(r) for r in rng.permutation(n)]
+    rank[int(rng.integers(n))] = None
+    _, gm, _ = log_order(m, s, rank, density="logistic", gradient=True)
+    assert abs(gm.sum()) <= 1e-9 * max(1.0, np.abs(gm).max())
