@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import pytest
 import trueskill
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from scipy.stats import norm
 
@@ -128,6 +128,15 @@ def hand_loop(matches: Sequence[Match], model: Any, *, start: int = 0, min_games
     return h
 
 
+def tie_key(t: float) -> float:
+    """Tightness to 32 significant bits: a sum of a match's pairs in another order (1 ulp) must not decide
+    which of two equally tight matches is taken."""
+    if not math.isfinite(t):
+        return t
+    mant, expo = math.frexp(t)
+    return math.ldexp(round(mant * 2**32), expo - 32)
+
+
 def hand_challenged(hands: Mapping[str, Hand], challenge: float) -> dict[str, dict[str, float]]:
     """``out[a][b]``: b's pair error on the ceil(challenge * eligible) eligible matches a finds tightest
     (ties to the earlier match)."""
@@ -136,7 +145,7 @@ def hand_challenged(hands: Mapping[str, Hand], challenge: float) -> dict[str, di
     take = math.ceil(challenge * len(eligible))
     out: dict[str, dict[str, float]] = {}
     for a, ha in hands.items():
-        chosen = set(sorted(eligible, key=lambda m: (-ha.tightness[m], m))[:take])
+        chosen = set(sorted(eligible, key=lambda m: (-tie_key(ha.tightness[m]), m))[:take])
         out[a] = {}
         for b, hb in hands.items():
             errs = [e for e, m in zip(hb.error, hb.pair_match) if m in chosen]
@@ -913,6 +922,12 @@ def a_history(draw: st.DrawFn) -> tuple[list[Match], int, int]:
 
 @settings(max_examples=60)
 @given(a_history(), st.sampled_from([0.2, 0.5, 1.0]))
+# found by CI: two matches equally tight for the pairwise models up to 1 ulp (their pairs summed in another
+# order), so which one the challenged 20 % took depended on rounding
+@example(([Match([["p0"], ["p1"]], [None, None]),
+           Match([["0"], ["1", "2"], ["3", "4", "5"], ["6", "7", "8"], ["9", "00", "000"]], [None, None, None, None, 0]),
+           Match([["p0"], ["p1"], ["p2"], ["p3", "p4"], ["p5", "p6", "p7"]], [None, None, None, None, 0])], 0, 0),
+         0.2)
 def test_property_evaluate_equals_the_hand_loop(case: tuple[list[Match], int, int], challenge: float) -> None:
     history, start, min_games = case
     report = podium.evaluate(history, PROPERTY_MODELS, challenge=challenge, start=start, min_games=min_games)

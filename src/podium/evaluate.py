@@ -18,7 +18,8 @@ does: TrueSkill's dynamics (``tau``, ``drift``) are added only when the match is
 * the paper's *challenged* comparison -- for every ordered pair of models ``A, B``, ``B``'s ``pair_error`` on
   the fraction ``challenge`` of matches that ``A`` considers most tightly matched: highest match quality
   (TrueSkill, eq. 7) or, for models without quality, highest predicted uncertainty (the mean over the match's
-  pairs of the probability that the predicted favourite loses; draws play no part).
+  pairs of the probability that the predicted favourite loses; draws play no part). Tightness equal to 32
+  significant bits counts as a tie, and ties go to the earlier match.
 
 podium's models are evaluated by their compiled replay: one pass rates the history and keeps every player's
 rating after each match, the ratings before each match are read off that, and the pair probabilities are
@@ -528,6 +529,14 @@ def evaluate(
     )
 
 
+def _tie_key(tightness: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Tightness rounded to 32 significant bits (relative 2**-32), so that matches whose tightness differs
+    only by the rounding of how their pairs were summed count as tied and the earlier one is taken first:
+    ``m 2**e`` becomes ``round(m 2**32) 2**(e - 32)`` (``frexp``; NaN and infinities pass through)."""
+    mant, expo = np.frexp(tightness)
+    return np.ldexp(np.round(mant * 2.0**32), expo - 32)
+
+
 def _challenged(s: _Structure, preds: Mapping[str, _Predictions], challenge: float) -> dict[str, dict[str, float]]:
     """``out[a][b]``: ``b``'s pair error on the ``challenge`` fraction of eligible matches ``a`` finds
     tightest (ties in tightness broken by the earlier match)."""
@@ -538,7 +547,7 @@ def _challenged(s: _Structure, preds: Mapping[str, _Predictions], challenge: flo
     out: dict[str, dict[str, float]] = {}
     for a, pa in preds.items():
         assert pa.tightness is not None
-        order = np.argsort(-pa.tightness[eligible], kind="stable")
+        order = np.argsort(-_tie_key(pa.tightness[eligible]), kind="stable")
         chosen = np.zeros(len(s.matches), dtype=bool)
         chosen[eligible[order[:take]]] = True
         in_chosen = chosen[counted_match]
