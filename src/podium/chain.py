@@ -37,7 +37,7 @@ from .densities import (GAUSSIAN, GUMBEL, LOGISTIC, LOG_FLOOR, SKEW_NORMAL, log_
 from .lattice import build_lattice, cumulate, integrate, node_range
 from .numerics import inv_mills, jit, log_ndtr, logsumexp, truncate_above
 
-__all__ = ["order_log_prob", "MAX_ROUNDS"]
+__all__ = ["order_log_prob", "shift_by_links", "MAX_ROUNDS"]
 
 THETA = 0.2          # step / posterior spread (about 1e-10 in log P for Gaussian races; tests measure it)
 THETA_SLOPE = 0.4    # step * the log-slope of a stage's density where its posterior sits (upsets are steep)
@@ -296,6 +296,24 @@ def _lookup_down(vals: NDArray[np.float64], off: int, s: int, e: int, j: int) ->
 
 
 @jit
+def shift_by_links(loc: NDArray[np.float64], stage_start: NDArray[np.int64], members: NDArray[np.int64],
+                   stages: int, link: NDArray[np.float64], dnf: NDArray[np.int64],
+                   n_dnf: int) -> NDArray[np.float64]:
+    """Locations with the margins between stages made shifts: ``X_g > X_(g+1) + e  <=>  X_g + c_g >
+    X_(g+1) + c_(g+1)``, ``c_(g+1) = c_g + e`` (the non-finishers take the last stage's shift)."""
+    shifted = loc.copy()
+    shift = 0.0
+    for g in range(stages):
+        for u in range(stage_start[g], stage_start[g + 1]):
+            shifted[members[u]] = loc[members[u]] + shift
+        if g + 1 < stages:
+            shift += link[g]
+    for t in range(n_dnf):
+        shifted[dnf[t]] = loc[dnf[t]] + shift
+    return shifted
+
+
+@jit
 def order_log_prob(
     loc: NDArray[np.float64], scale: NDArray[np.float64], kind: int, shape: float,
     stage_start: NDArray[np.int64], members: NDArray[np.int64], stages: int,
@@ -336,16 +354,7 @@ def order_log_prob(
             grad_scale[a] -= r * t * scale[a] / sd
             grad_scale[b] -= r * t * scale[b] / sd
         return log_ndtr(t)
-    # margins are location shifts: X_g > X_(g+1) + e  <=>  X_g + c_g > X_(g+1) + c_(g+1), c_(g+1) = c_g + e
-    shifted = loc.copy()
-    shift = 0.0
-    for g in range(stages):
-        for u in range(stage_start[g], stage_start[g + 1]):
-            shifted[members[u]] = loc[members[u]] + shift
-        if g + 1 < stages:
-            shift += link[g]
-    for t in range(n_dnf):
-        shifted[dnf[t]] = loc[dnf[t]] + shift
+    shifted = shift_by_links(loc, stage_start, members, stages, link, dnf, n_dnf)
     dmean, dsd, _, _, sharp = shape_info(kind, shape)
     closed_cdf = kind != SKEW_NORMAL
     # moment-matched priors of the stages (a drawn group: its best member's) and the non-finishers

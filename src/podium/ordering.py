@@ -12,7 +12,9 @@ This module gives, for any number of competitors,
 * :func:`log_win_probabilities` -- ``log P(competitor i performs best)``.
 
 How: :func:`log_outcome` turns ranks into stages (places, drawn groups, non-finishers) and hands them to
-:func:`podium.chain.order_log_prob` (the note's recursion on windows placed by expectation propagation,
+:func:`_stages_log_prob`: a strict order of Gaussian performances goes first to the fast tier
+:func:`podium.gauss_chain.gauss_order_log_prob` (one uniform lattice, linear space), and everything it
+cannot vouch for to :func:`podium.chain.order_log_prob` (the note's recursion on windows placed by expectation propagation,
 over a graded lattice, with a self-check that refines until every stage's posterior integrates to 1);
 place and win probabilities integrate over a lattice graded to the competitors' own spreads
 (:func:`_prior_lattice`).  Both use :func:`podium.lattice.cumulate`, the trapezoid rule with
@@ -28,7 +30,8 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from .chain import order_log_prob
+from .chain import order_log_prob, shift_by_links
+from .gauss_chain import gauss_order_log_prob
 from .densities import (DENSITIES, GAUSSIAN, GUMBEL, LOGISTIC, SKEW_NORMAL, logcdf, logpdf, logsf,
                         shape_info)
 from .lattice import build_lattice, cumulate, node_weights
@@ -89,6 +92,27 @@ def _permute(members: NDArray[np.int64], a: int, k: int, code: int, source: NDAr
 
 
 @jit
+def _stages_log_prob(
+    loc: NDArray[np.float64], scale: NDArray[np.float64], kind: int, shape: float,
+    stage_start: NDArray[np.int64], members: NDArray[np.int64], stages: int,
+    link: NDArray[np.float64], tie_margin: float, size: NDArray[np.float64],
+    dnf: NDArray[np.int64], n_dnf: int,
+    want_grad: bool, grad_loc: NDArray[np.float64], grad_scale: NDArray[np.float64], precision: float,
+) -> float:
+    """:func:`podium.chain.order_log_prob` (same arguments), through the fast tier where it applies: a
+    strict order (every stage one competitor) of more than two Gaussian performances, draw margins
+    between places made location shifts (:func:`podium.chain.shift_by_links`)."""
+    if kind == GAUSSIAN and stages > 0 and stage_start[stages] == stages and stages + n_dnf > 2:
+        shifted = shift_by_links(loc, stage_start, members, stages, link, dnf, n_dnf)
+        out = gauss_order_log_prob(shifted, scale, members, stages, dnf, n_dnf, want_grad, grad_loc, grad_scale,
+                                   precision)
+        if not math.isnan(out):
+            return out
+    return order_log_prob(loc, scale, kind, shape, stage_start, members, stages, link, tie_margin, size, dnf,
+                          n_dnf, want_grad, grad_loc, grad_scale, precision)
+
+
+@jit
 def log_outcome(
     loc: NDArray[np.float64], scale: NDArray[np.float64], kind: int, shape: float,
     rank: NDArray[np.int64], size: NDArray[np.float64], margin: float,
@@ -123,7 +147,7 @@ def log_outcome(
             for k in range(starts[g + 1], starts[g + 2]):
                 big_b = max(big_b, size[order[k]])
             link[g] = margin * math.sqrt(big_a + big_b)
-        return order_log_prob(loc, scale, kind, shape, starts[:groups + 1].copy(), order[:finishers].copy(),
+        return _stages_log_prob(loc, scale, kind, shape, starts[:groups + 1].copy(), order[:finishers].copy(),
                               groups, link, margin, size, dnf, n_dnf, want_grad and groups == finishers,
                               grad_loc, grad_scale, precision)
     # no margin: stages of one competitor; drawn groups averaged over their orders
@@ -161,7 +185,7 @@ def log_outcome(
             else:
                 for t in range(k):
                     members[a + t] = source[(t + r) % k]
-        acc += order_log_prob(loc, scale, kind, shape, stage_start, members, finishers, link, 0.0, size,
+        acc += _stages_log_prob(loc, scale, kind, shape, stage_start, members, finishers, link, 0.0, size,
                               dnf, n_dnf, want_grad, gl, gsc, precision)
     if want_grad:
         for i in range(n):
