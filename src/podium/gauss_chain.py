@@ -89,12 +89,16 @@ def _k_series(terms: int = 16) -> NDArray[np.float64]:
 _F7 = _fd7()
 _KS = _k_series()
 _BINOM = np.array([[float(math.comb(n, k)) for k in range(7)] for n in range(len(_KS))])
+_F7K = np.ascontiguousarray(_F7.transpose(1, 0, 2).reshape(7, 49))  # [k, c * 7 + m]
 _PLAIN = _F7[:, 1, :] / 12.0 - _F7[:, 3, :] / 720.0 + _F7[:, 5, :] / 30240.0  # the stencil at z = 0
 Z_CAP = 1.5          # |step * fitted slope| kept below this (K's Taylor terms, from 16 series terms, to rounding)
 
 
+_SCRATCH = len(_KS) + 7 + 13  # what _fitted_stencil needs besides the stencil itself
+
+
 @jit
-def _fitted_stencil(z: float, sten: NDArray[np.float64]) -> None:
+def _fitted_stencil(z: float, sten: NDArray[np.float64], scratch: NDArray[np.float64]) -> None:
     """``sten[c + 3, m]``: ``E(x_j) = h sum_m sten[c + 3, m] u_(j + c - 3 + m)``, the Euler-Maclaurin end
     correction of ``int u`` for ``u = e^(lambda x) v`` with ``v`` smooth, ``z = lambda h``, for the stencil
     shifted by ``c`` in ``-3..3``.
@@ -106,26 +110,32 @@ def _fitted_stencil(z: float, sten: NDArray[np.float64]) -> None:
     ``v_m = u_m e^(-lambda x_m)``.  At ``z = 0`` it is the plain ``h^2/12 u' - h^4/720 u^(3) + h^6/30240 u^(5)``.
     """
     nk = len(_KS)
-    zp = np.empty(nk)
+    zp = scratch[:nk]
+    ck = scratch[nk:nk + 7]  # K^(k)(z) / k!
+    ez = scratch[nk + 7:nk + 20]  # e^(-z d), d = -6..6
     zp[0] = 1.0
     for n in range(1, nk):
         zp[n] = zp[n - 1] * z
-    ck = np.zeros(7)  # K^(k)(z) / k!
+    for k in range(7):
+        ck[k] = 0.0
     for n in range(1, nk, 2):
         for k in range(min(n, 6) + 1):
             ck[k] += _KS[n] * _BINOM[n, k] * zp[n - k]
-    ez = np.empty(13)  # e^(-z d), d = -6..6
     ez[6] = 1.0
     e1 = math.exp(-z)
     for d in range(1, 7):
         ez[6 + d] = ez[5 + d] * e1
         ez[6 - d] = ez[7 - d] / e1
+    flat = sten.reshape(49)
+    for cm in range(49):
+        flat[cm] = ck[0] * _F7K[0, cm]
+    for k in range(1, 7):  # 49 independent sums, k outermost (vectorizes)
+        ckk = ck[k]
+        for cm in range(49):
+            flat[cm] += ckk * _F7K[k, cm]
     for c in range(7):
         for m in range(7):
-            acc = 0.0
-            for k in range(7):
-                acc += ck[k] * _F7[c, k, m]
-            sten[c, m] = acc * ez[6 + m - 3 + c - 3]
+            sten[c, m] *= ez[c + m]
 
 
 @jit
@@ -167,57 +177,59 @@ def _correction(u: NDArray[np.float64], base: int, t: int, n: int, sten: NDArray
 
 
 @jit
-def _normalize(out: NDArray[np.float64], base: int, n: int, total: float) -> float:
-    """Divide ``out[base:base + n]`` by ``total`` and return it (0, leaving ``out`` alone, if not positive)."""
-    if not total > 0.0:
-        return 0.0
-    inv = 1.0 / total
-    for t in range(n):
-        out[base + t] *= inv
-    return total
-
-
-@jit
 def _cumulate_up(u: NDArray[np.float64], base: int, n: int, h: float, out: NDArray[np.float64],
-                 at: int, sten: NDArray[np.float64]) -> float:
-    """``out[base + t] = int_(x_0)^(x_t) u`` (corrected trapezoid) for ``t < n``, then divided by the
-    last value, which is returned (0 when the integral vanishes).
+                 at: int, sten: NDArray[np.float64], scratch: NDArray[np.float64]) -> float:
+    """``out[base + t] = int_(x_0)^(x_t) u`` (corrected trapezoid) for ``t < n``; returns the last value
+    (the reader divides by it).
 
     The end corrections are fitted (:func:`_fitted_stencil`, into the scratch ``sten``) to the log-slope
     of ``u`` at node ``at``: where the stage's posterior sits, so that an upset (a steep integrand there)
     is as accurate as a flat race.
     """
-    _fitted_stencil(_slope_at(u, base, at), sten)
+    _fitted_stencil(_slope_at(u, base, at), sten, scratch)
     e0 = _correction(u, base, 0, n, sten)
+    s0, s1, s2, s3, s4, s5, s6 = sten[3, 0], sten[3, 1], sten[3, 2], sten[3, 3], sten[3, 4], sten[3, 5], sten[3, 6]
     run = 0.5 * u[base]
     out[base] = 0.0
     for t in range(1, n):
         ut = u[base + t]
         run += ut
-        v = h * (run - 0.5 * ut + e0 - _correction(u, base, t, n, sten))
+        if t >= 3 and t <= n - 4:  # the unshifted stencil, in registers
+            j = base + t - 3
+            corr = (s0 * u[j] + s1 * u[j + 1] + s2 * u[j + 2] + s3 * u[j + 3] + s4 * u[j + 4] + s5 * u[j + 5]
+                    + s6 * u[j + 6])
+        else:
+            corr = _correction(u, base, t, n, sten)
+        v = h * (run - 0.5 * ut + e0 - corr)
         if not v > 0.0:  # a cliff the step cannot follow: the plain trapezoid value stands
             v = h * (run - 0.5 * ut)
         out[base + t] = v
-    return _normalize(out, base, n, out[base + n - 1])
+    return out[base + n - 1]
 
 
 @jit
 def _cumulate_down(u: NDArray[np.float64], n: int, h: float, out: NDArray[np.float64], base: int,
-                   at: int, sten: NDArray[np.float64]) -> float:
-    """``out[base + t] = int_(x_t)^(x_(n-1)) u`` (``u[:n]``) divided by its first value, which is returned:
-    the rule of :func:`_cumulate_up` in ``y = -x`` (the stencil mirrored, the slope's sign turned)."""
-    _fitted_stencil(-_slope_at(u, 0, at), sten)
+                   at: int, sten: NDArray[np.float64], scratch: NDArray[np.float64]) -> float:
+    """``out[base + t] = int_(x_t)^(x_(n-1)) u`` (``u[:n]``); returns the first value (the reader divides
+    by it): the rule of :func:`_cumulate_up` in ``y = -x`` (the stencil mirrored, the slope's sign turned)."""
+    _fitted_stencil(-_slope_at(u, 0, at), sten, scratch)
     e0 = _correction_down(u, n - 1, n, sten)
+    s0, s1, s2, s3, s4, s5, s6 = sten[3, 0], sten[3, 1], sten[3, 2], sten[3, 3], sten[3, 4], sten[3, 5], sten[3, 6]
     run = 0.5 * u[n - 1]
     out[base + n - 1] = 0.0
     for t in range(n - 2, -1, -1):
         ut = u[t]
         run += ut
-        v = h * (run - 0.5 * ut + e0 - _correction_down(u, t, n, sten))
+        if t >= 3 and t <= n - 4:
+            corr = (s0 * u[t + 3] + s1 * u[t + 2] + s2 * u[t + 1] + s3 * u[t] + s4 * u[t - 1] + s5 * u[t - 2]
+                    + s6 * u[t - 3])
+        else:
+            corr = _correction_down(u, t, n, sten)
+        v = h * (run - 0.5 * ut + e0 - corr)
         if not v > 0.0:
             v = h * (run - 0.5 * ut)
         out[base + t] = v
-    return _normalize(out, base, n, out[base])
+    return out[base]
 
 
 @jit
@@ -234,17 +246,17 @@ def _correction_down(u: NDArray[np.float64], t: int, n: int, sten: NDArray[np.fl
 
 
 @jit
-def _weights(n: int, h: float, w: NDArray[np.float64]) -> None:
-    """Quadrature weights of the corrected trapezoid rule on ``n >= 7`` equally spaced nodes."""
-    for t in range(n):
-        w[t] = h
-    w[0] = 0.5 * h
-    w[n - 1] = 0.5 * h
-    c0 = _shift(0, n)
-    c1 = _shift(n - 1, n)
+def _end_weights(n: int, h: float, dev: NDArray[np.float64]) -> None:
+    """``dev[k]``: the corrected trapezoid weight less ``h`` at node ``k`` (``k < 7``) and at node
+    ``n - 7 + (k - 7)`` (``7 <= k < 14``), the two ends of ``n >= 8`` equally spaced nodes (where the ends'
+    seven nodes overlap, a node's deviation is the sum of its two entries)."""
+    for k in range(14):
+        dev[k] = 0.0
+    dev[0] = -0.5 * h
+    dev[13] = -0.5 * h
     for k in range(7):
-        w[c0 + k - 3] += h * _PLAIN[c0 + 3, k]
-        w[n - 1 + c1 - 3 + k] -= h * _PLAIN[c1 + 3, k]
+        dev[k] += h * _PLAIN[6, k]      # stencil shifted by +3 at node 0
+        dev[7 + k] -= h * _PLAIN[0, k]  # and by -3 at node n - 1
 
 
 @jit
@@ -254,7 +266,11 @@ def _sweep(loc: NDArray[np.float64], scale: NDArray[np.float64], members: NDArra
            widen_hi: NDArray[np.float64], want_grad: bool, grad_loc: NDArray[np.float64],
            grad_scale: NDArray[np.float64]) -> tuple[int, float]:
     """One attempt on the ranges ``[lo_g, hi_g]`` with step ``h``: ``(status, log P)``; the gradient is
-    added only when the status is :data:`OK` (an edge failure widens ``widen_lo/hi`` for the next round)."""
+    added only when the status is :data:`OK` (an edge failure widens ``widen_lo/hi`` for the next round).
+
+    Each sweep visits a stage's nodes in as few passes as the recursion allows (the density, the integrand
+    and its maximum in one; the cumulative integral in another), and the cumulative integrals are kept
+    unnormalized with their reciprocal scale, which their reader applies."""
     n_var = stages + n_dnf
     last = stages - 1
     x0 = lo[0]
@@ -264,57 +280,60 @@ def _sweep(loc: NDArray[np.float64], scale: NDArray[np.float64], members: NDArra
         top = max(top, hi[g])
     if not (h > 0.0 and (top - x0) / h < 1e12):
         return HARD, np.nan
-    s_idx = np.empty(stages, dtype=np.int64)
-    e_idx = np.empty(stages, dtype=np.int64)
-    off = np.empty(stages + 1, dtype=np.int64)
+    s_idx = np.empty(3 * stages + 1, dtype=np.int64)
+    e_idx = s_idx[stages:2 * stages]
+    off = s_idx[2 * stages:]
     off[0] = 0
     budget = NODE_FLOOR + NODE_BUDGET * stages
+    widest = 0
     for g in range(stages):
         s_idx[g] = int(math.floor((lo[g] - x0) / h))
         e_idx[g] = max(int(math.ceil((hi[g] - x0) / h)), s_idx[g] + 7)
         off[g + 1] = off[g] + e_idx[g] - s_idx[g] + 1
+        widest = max(widest, e_idx[g] - s_idx[g] + 1)
         if off[g + 1] > budget:
             return HARD, np.nan
     total = off[stages]
-    sten = np.empty((7, 7))
-    ql = np.empty(total)     # q_g / its largest value on the window
-    qs = np.empty(stages)    # log of that largest value
-    u = np.empty(total)      # the forward integrand q_g C_(g+1), relative to exp(qs_g + cs_(g+1))
-    cl = np.empty(total)     # C_g / its last value
-    cs = np.empty(stages + 1)  # log of that value, accumulated: log C_g(top of its window)
-    dl = np.empty(total)     # D_g / its first value
-    ds = np.empty(stages)
-    nx = np.empty(off[stages] - off[last])  # C_G on the last window, relative to exp(cs_G)
-    widest = 0
-    for g in range(stages):
-        widest = max(widest, e_idx[g] - s_idx[g] + 1)
-    work = np.empty(widest)
-    # q on every window (the only exponentials of the forward sweep)
-    for g in range(stages):
-        i = members[g]
-        s = scale[i]
-        cnt = e_idx[g] - s_idx[g] + 1
-        # the density peaks at loc_i, or at the window's end nearest it
-        xa = x0 + s_idx[g] * h
-        xb = x0 + e_idx[g] * h
-        xm = min(max(loc[i], xa), xb)
-        zm = (xm - loc[i]) / s
-        qs[g] = -0.5 * zm * zm - _LOG_SQRT_2PI - math.log(s)
-        # exp(-z^2/2) by its ratio recurrence (q_(j+1) / q_j = e^(-(z_j d + d^2/2)), the ratio itself falling
-        # by e^(-d^2)), restarted exactly every RESTART nodes so that rounding cannot build up
-        d = h / s
-        shrink = math.exp(-d * d)
-        for j in range(cnt):
-            if j % RESTART == 0:
-                z = (x0 + (s_idx[g] + j) * h - loc[i]) / s
-                q = math.exp(-0.5 * (z * z - zm * zm))
-                ratio = math.exp(-(z * d + 0.5 * d * d))
-            else:
-                q *= ratio
-                ratio *= shrink
-            if q < _TINY:  # no denormals: this far down the density is 0 to every purpose
-                q = 0.0
-            ql[off[g] + j] = q
+    # one allocation, cut into views
+    buf = np.empty(4 * total + 3 * widest + 7 * stages + 1 + 2 * n_var + 14 + 49 + _SCRATCH)
+    at = 0
+    ql = buf[at:at + total]     # q_g / its largest value on the window
+    at += total
+    u = buf[at:at + total]      # the forward integrand q_g C_(g+1), relative to exp(qs_g + cs_(g+1))
+    at += total
+    cl = buf[at:at + total]     # C_g, times inv_c[g] relative to its last value
+    at += total
+    dl = buf[at:at + total]     # D_g, times inv_d[g] relative to its first value
+    at += total
+    nx = buf[at:at + widest]    # C_G on the last window, relative to exp(cs_G)
+    at += widest
+    work = buf[at:at + widest]  # D_(g-1) at g's nodes
+    at += widest
+    vd = buf[at:at + widest]    # the integrand of D_g
+    at += widest
+    qs = buf[at:at + stages]    # log of q_g's largest value on its window
+    at += stages
+    cs = buf[at:at + stages + 1]  # log of C_g's last value, accumulated: log C_g(top of its window)
+    at += stages + 1
+    ds = buf[at:at + stages]
+    at += stages
+    inv_c = buf[at:at + stages]
+    at += stages
+    inv_d = buf[at:at + stages]
+    at += stages
+    end_lo = buf[at:at + stages]
+    at += stages
+    end_hi = buf[at:at + stages]
+    at += stages
+    gl = buf[at:at + n_var]
+    at += n_var
+    gs = buf[at:at + n_var]
+    at += n_var
+    dev = buf[at:at + 14]
+    at += 14
+    sten = buf[at:at + 49].reshape((7, 7))
+    at += 49
+    scratch = buf[at:at + _SCRATCH]
     # the non-finishers' joint distribution function on the last window
     cnt = e_idx[last] - s_idx[last] + 1
     cs[stages] = 0.0
@@ -336,82 +355,124 @@ def _sweep(loc: NDArray[np.float64], scale: NDArray[np.float64], members: NDArra
     else:
         for j in range(cnt):
             nx[j] = 1.0
-    # forward sweep, bottom up: u = q_g C_(g+1) at g's nodes, C_g its normalized cumulative integral
+    # forward sweep, bottom up: u = q_g C_(g+1) at g's nodes, C_g its cumulative integral
     for g in range(last, -1, -1):
+        i = members[g]
+        s = scale[i]
         cnt = e_idx[g] - s_idx[g] + 1
+        base = off[g]
+        # q_g peaks at loc_i, or at the window's end nearest it
+        xa = x0 + s_idx[g] * h
+        xb = x0 + e_idx[g] * h
+        xm = min(max(loc[i], xa), xb)
+        zm = (xm - loc[i]) / s
+        qs[g] = -0.5 * zm * zm - _LOG_SQRT_2PI - math.log(s)
+        # C_(g+1) is 0 below its window and saturated above it
+        ja = 0 if g == last else min(max(s_idx[g + 1] - s_idx[g], 0), cnt)
+        jb = cnt if g == last else min(max(e_idx[g + 1] - s_idx[g] + 1, 0), cnt)
+        nb = 0 if g == last else off[g + 1] + s_idx[g] - s_idx[g + 1]  # C_(g+1) at g's node j: cl[nb + j]
+        inv = 1.0 if g == last else inv_c[g + 1]
+        # exp(-z^2/2) by its ratio recurrence (q_(j+1) / q_j = e^(-(z_j d + d^2/2)), the ratio itself falling
+        # by e^(-d^2)), restarted exactly every RESTART nodes so that rounding cannot build up
+        d = h / s
+        shrink = math.exp(-d * d)
         umax = 0.0
+        q = 0.0
+        ratio = 0.0
         for j in range(cnt):
-            jj = s_idx[g] + j
+            if j % RESTART == 0:
+                z = (x0 + (s_idx[g] + j) * h - loc[i]) / s
+                q = math.exp(-0.5 * (z * z - zm * zm))
+                ratio = math.exp(-(z * d + 0.5 * d * d))
+            else:
+                q *= ratio
+                ratio *= shrink
+            if q < _TINY:  # no denormals: this far down the density is 0 to every purpose
+                q = 0.0
+            ql[base + j] = q
             if g == last:
                 nxt = nx[j]
-            elif jj < s_idx[g + 1]:
+            elif j < ja:
                 nxt = 0.0
-            elif jj > e_idx[g + 1]:
+            elif j >= jb:
                 nxt = 1.0
             else:
-                nxt = cl[off[g + 1] + jj - s_idx[g + 1]]
-            v = ql[off[g] + j] * nxt
-            u[off[g] + j] = v
+                nxt = cl[nb + j] * inv
+            v = q * nxt
+            u[base + j] = v
             umax = max(umax, v)
         if not umax > _TINY:
             return HARD, np.nan
-        tot = _cumulate_up(u, off[g], cnt, h, cl, _fit_node(pmean[g], x0, h, s_idx[g], cnt), sten)
+        tot = _cumulate_up(u, base, cnt, h, cl, _fit_node(pmean[g], x0, h, s_idx[g], cnt), sten, scratch)
         if not tot > 0.0:
             return HARD, np.nan
+        inv_c[g] = 1.0 / tot
         cs[g] = qs[g] + cs[g + 1] + math.log(tot)
     log_p = cs[0]
     if not math.isfinite(log_p):
         return HARD, np.nan
     # backward sweep, top down, with each stage's posterior checked (and its gradient taken) on the way
-    w = np.empty(widest)
-    vd = np.empty(widest)
-    gl = np.zeros(n_var)
-    gs = np.zeros(n_var)
     tol = MASS_TOL_FAST + MASS_NOISE * abs(log_p)
     status = OK
     beyond = 0.0
-    end_lo = np.empty(stages)
-    end_hi = np.empty(stages)
     for g in range(stages):
         i = members[g]
         s = scale[i]
         cnt = e_idx[g] - s_idx[g] + 1
-        for j in range(cnt):
-            jj = s_idx[g] + j
-            if g == 0:
-                prev = 1.0
-            elif jj > e_idx[g - 1]:
-                prev = 0.0
-            elif jj < s_idx[g - 1]:
-                prev = 1.0
-            else:
-                prev = dl[off[g - 1] + jj - s_idx[g - 1]]
-            work[j] = prev  # D_(g-1) at g's nodes, relative to exp(ds_(g-1))
+        base = off[g]
         prev_s = 0.0 if g == 0 else ds[g - 1]
-        vmax = 0.0
-        for j in range(cnt):
-            vmax = max(vmax, ql[off[g] + j] * work[j])
-        if not vmax > _TINY:
-            return HARD, np.nan
         # posterior q D C / P at g's nodes: u D relative to exp(qs + cs_(g+1) + ds_(g-1))
         k_post = qs[g] + cs[g + 1] + prev_s - log_p
         if not (k_post < 700.0 and k_post > -700.0):
             return HARD, np.nan
         kp = math.exp(k_post)
-        _weights(cnt, h, w)
-        mass = 0.0
-        m1 = 0.0
-        m2 = 0.0
+        # D_(g-1) is 1 below its window and 0 above it
+        ja = 0 if g == 0 else min(max(s_idx[g - 1] - s_idx[g], 0), cnt)
+        jb = cnt if g == 0 else min(max(e_idx[g - 1] - s_idx[g] + 1, 0), cnt)
+        nb = 0 if g == 0 else off[g - 1] + s_idx[g] - s_idx[g - 1]
+        inv = 1.0 if g == 0 else inv_d[g - 1]
         xa = x0 + s_idx[g] * h
+        z0 = (xa - loc[i]) / s
+        dz = h / s
+        vmax = 0.0
+        a0 = 0.0
+        a1 = 0.0
+        a2 = 0.0
         for j in range(cnt):
-            p = u[off[g] + j] * work[j] * kp
-            wp = w[j] * p
-            z = (xa + j * h - loc[i]) / s
-            mass += wp
-            m1 += wp * z
-            m2 += wp * z * z
-        first = u[off[g]] * work[0] * kp
-        end = u[off[g] + cnt - 1] * work[cnt - 1] * kp
+            if g == 0 or j < ja:
+                prev = 1.0
+            elif j >= jb:
+                prev = 0.0
+            else:
+                prev = dl[nb + j] * inv
+            work[j] = prev
+            v = ql[base + j] * prev
+            vd[j] = v
+            vmax = max(vmax, v)
+            p = u[base + j] * prev
+            z = z0 + j * dz
+            a0 += p
+            a1 += p * z
+            a2 += p * z * z
+        if not vmax > _TINY:
+            return HARD, np.nan
+        # the corrected trapezoid weights: h, less their deviations at the ends
+        mass = h * a0
+        m1 = h * a1
+        m2 = h * a2
+        _end_weights(cnt, h, dev)
+        for k in range(14):
+            j = k if k < 7 else cnt - 14 + k
+            p = dev[k] * u[base + j] * work[j]
+            z = z0 + j * dz
+            mass += p
+            m1 += p * z
+            m2 += p * z * z
+        mass *= kp
+        m1 *= kp
+        m2 *= kp
+        first = u[base] * work[0] * kp
+        end = u[base + cnt - 1] * work[cnt - 1] * kp
         # the window's ends must hold negligible posterior density (times a spread: about the mass beyond,
         # which bounds the truncation error in P); judged after the sweep
         end_lo[g] = first * psd[g] / REACH
@@ -425,25 +486,14 @@ def _sweep(loc: NDArray[np.float64], scale: NDArray[np.float64], members: NDArra
             gl[g] = m1 / mass / s
             gs[g] = (m2 / mass - 1.0) / s
             if g == last:
-                for t in range(n_dnf):
-                    d = dnf[t]
-                    sd = scale[d]
-                    a1 = 0.0
-                    a2 = 0.0
-                    for j in range(cnt):
-                        zd = (xa + j * h - loc[d]) / sd
-                        rho = inv_mills(zd) / sd  # f_d / F_d
-                        wp = w[j] * u[off[g] + j] * work[j] * kp * rho
-                        a1 += wp
-                        a2 += wp * zd
-                    gl[stages + t] = -a1 / mass
-                    gs[stages + t] = -a2 / mass
-        if g < last:  # D_g over g's window, normalized by its first value
-            for j in range(cnt):
-                vd[j] = ql[off[g] + j] * work[j]
-            tot = _cumulate_down(vd, cnt, h, dl, off[g], _fit_node(pmean[g], x0, h, s_idx[g], cnt), sten)
+                _dnf_gradient(loc, scale, dnf, n_dnf, u, base, work, cnt, xa, h, kp, mass, dev,
+                              gl[stages:], gs[stages:])
+        if g < last:  # D_g over g's window, relative to its first value
+            tot = _cumulate_down(vd, cnt, h, dl, base, _fit_node(pmean[g], x0, h, s_idx[g], cnt), sten,
+                                 scratch)
             if not tot > 0.0:
                 return HARD, np.nan
+            inv_d[g] = 1.0 / tot
             ds[g] = qs[g] + prev_s + math.log(tot)
     # at most EDGE_STAGE beyond any end and TRUNC_TOL beyond all; otherwise every end holding more than its
     # share of TRUNC_TOL is widened for the next round
@@ -472,6 +522,34 @@ def _sweep(loc: NDArray[np.float64], scale: NDArray[np.float64], members: NDArra
 
 
 @jit
+def _dnf_gradient(loc: NDArray[np.float64], scale: NDArray[np.float64], dnf: NDArray[np.int64], n_dnf: int,
+                  u: NDArray[np.float64], base: int, work: NDArray[np.float64], cnt: int, xa: float, h: float,
+                  kp: float, mass: float, dev: NDArray[np.float64], gl: NDArray[np.float64],
+                  gs: NDArray[np.float64]) -> None:
+    """The non-finishers' gradient: ``d log P / d loc_d = -E_post[f_d/F_d]``, ``d log P / d scale_d =
+    -E_post[z_d f_d/F_d]`` over the last stage's posterior (``u work kp`` on its nodes, weights ``h`` plus
+    ``dev`` at the ends), divided by its computed mass."""
+    for t in range(n_dnf):
+        d = dnf[t]
+        sd = scale[d]
+        a1 = 0.0
+        a2 = 0.0
+        for j in range(cnt):
+            wj = h
+            if j < 7:
+                wj += dev[j]
+            if j >= cnt - 7:
+                wj += dev[j - (cnt - 14)]
+            zd = (xa + j * h - loc[d]) / sd
+            rho = inv_mills(zd) / sd  # f_d / F_d
+            wp = wj * u[base + j] * work[j] * kp * rho
+            a1 += wp
+            a2 += wp * zd
+        gl[t] = -a1 / mass
+        gs[t] = -a2 / mass
+
+
+@jit
 def gauss_order_log_prob(
     loc: NDArray[np.float64], scale: NDArray[np.float64], members: NDArray[np.int64], stages: int,
     dnf: NDArray[np.int64], n_dnf: int, want_grad: bool,
@@ -488,8 +566,22 @@ def gauss_order_log_prob(
     n_var = stages + n_dnf
     if stages == 0 or n_var < 2:
         return 0.0
-    m0 = np.empty(n_var)
-    v0 = np.empty(n_var)
+    buf = np.empty(5 * n_var + 6 * stages)  # one allocation, cut into views
+    m0 = buf[:n_var]
+    v0 = buf[n_var:2 * n_var]
+    pmean = buf[2 * n_var:3 * n_var]
+    psd = buf[3 * n_var:4 * n_var]
+    tilt = buf[4 * n_var:5 * n_var]
+    at = 5 * n_var
+    widen_lo = buf[at:at + stages]
+    widen_hi = buf[at + stages:at + 2 * stages]
+    lo = buf[at + 2 * stages:at + 3 * stages]
+    hi = buf[at + 3 * stages:at + 4 * stages]
+    lo0 = buf[at + 4 * stages:at + 5 * stages]
+    hi0 = buf[at + 5 * stages:at + 6 * stages]
+    for g in range(stages):
+        widen_lo[g] = 1.0
+        widen_hi[g] = 1.0
     for g in range(stages):
         i = members[g]
         m0[g] = loc[i]
@@ -498,9 +590,6 @@ def gauss_order_log_prob(
         d = dnf[t]
         m0[stages + t] = loc[d]
         v0[stages + t] = scale[d] * scale[d]
-    pmean = np.empty(n_var)
-    psd = np.empty(n_var)
-    tilt = np.empty(n_var)
     _ep_chain(m0, v0, stages, n_dnf, pmean, psd, tilt)
     last = stages - 1
     # the one step every window allows
@@ -516,12 +605,6 @@ def gauss_order_log_prob(
         if t > 0.0:
             step = min(step, SLOPE / t)
         h = min(h, step / precision)
-    widen_lo = np.ones(stages)
-    widen_hi = np.ones(stages)
-    lo = np.empty(stages)
-    hi = np.empty(stages)
-    lo0 = np.empty(stages)
-    hi0 = np.empty(stages)
     for rnd in range(ROUNDS):
         for g in range(stages):
             lo0[g] = pmean[g] - REACH * widen_lo[g] * psd[g]
