@@ -429,3 +429,46 @@ def test_dynamics_never_carry_sigma_out_of_the_range() -> None:
     league.record(Match([["a"], ["b"]], time=1e6))
     for r in league.ratings.values():
         assert math.isfinite(r.mu) and math.isfinite(r.sigma) and r.sigma <= 1e150
+
+
+def test_deferred_log_likelihoods_equal_the_ones_the_replay_writes() -> None:
+    """League defers TrueSkill's log-likelihoods to when they are read; they must be the replay's own numbers
+    (reference: the replay kernel writing them inline, on the same batches and states), across batches,
+    players who return within a batch, duels, teams, draws, non-finishers and a state set between batches."""
+    from podium.models.base import _History, _State
+
+    rng = np.random.default_rng(14)
+    names = [f"p{i}" for i in range(12)]
+    matches = []
+    for _ in range(300):
+        n_teams = int(rng.integers(2, 6))
+        size = int(rng.integers(1, 3))
+        chosen = rng.choice(names, size=n_teams * size, replace=False).tolist()
+        teams = [chosen[t * size:(t + 1) * size] for t in range(n_teams)]
+        ranks: list[int | None] = rng.integers(0, n_teams, size=n_teams).tolist()
+        if rng.random() < 0.3:
+            ranks[int(rng.integers(n_teams))] = None
+        if all(r is None for r in ranks):
+            ranks[0] = 0
+        matches.append(Match(teams, ranks=ranks))
+    model = TrueSkill(tau=0.1)
+    league = League(model)
+    mu = np.full(len(names), model.prior.mu)
+    sigma = np.full(len(names), model.prior.sigma)
+    index = {p: i for i, p in enumerate(names)}
+    expected = []
+    for lo, hi in ((0, 1), (1, 120), (120, 121), (121, 300)):
+        if lo == 120:  # set a state between batches: the deferred values must use it
+            league.set_states({"p3": podium.PlayerState(1.5, 2.0, 4, math.nan)})
+            mu[index["p3"]], sigma[index["p3"]] = 1.5, 2.0
+        chunk = Matches.from_matches(matches[lo:hi])
+        league.record_many(chunk)
+        rows = np.array([index[p] for p in chunk.players], dtype=np.int64)
+        state = _State(mu, sigma)
+        out = np.empty(len(chunk))
+        model._replay(chunk, rows, state, _History(len(chunk.player)), out)
+        expected.append(out)
+    got = league.log_likelihoods
+    assert np.array_equal(got, np.concatenate(expected))
+    assert np.all(np.isfinite(got)) and np.all(got <= 0)
+    assert np.array_equal(league.log_likelihoods, got)  # read twice: the same

@@ -8,7 +8,7 @@ together.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from itertools import compress
 from typing import Any, NamedTuple
@@ -292,7 +292,8 @@ class League:
         self._n_matches = 0
         self._hist: list[_Batch] = []
         self._keeps_sigma = model.prior.sigma != 0.0  # models whose prior has sigma 0 never have another
-        self._loglik: list[NDArray[np.float64]] = []
+        # each batch's log-likelihoods, or (for models that defer them) the function that computes them
+        self._loglik: list[NDArray[np.float64] | Callable[[], NDArray[np.float64]]] = []
         for name, rating in (ratings or {}).items():
             if not isinstance(name, str):
                 raise TypeError(f"'ratings' must map player ids (str) to podium.Rating. Got the key {name!r}.")
@@ -411,9 +412,10 @@ class League:
         history = _History(0)
         history.mu = np.empty(n_slots)
         history.sigma = np.empty(n_slots) if self._keeps_sigma else _zeros_sink(n_slots)
-        loglik = np.empty(len(packed))
+        deferred = self.model._deferred_log_likelihoods(packed, rows, self._state, history)
+        loglik = np.empty(len(packed)) if deferred is None else None
         self.model._replay(packed, rows, self._state, history, loglik)
-        self._loglik.append(loglik)
+        self._loglik.append(deferred if loglik is None else loglik)
         if n_slots:
             self._hist.append(_Batch(self._n_matches, rows, packed.player, packed.team_start, packed.match_start,
                                      packed.time, history.mu, history.sigma if self._keeps_sigma else None))
@@ -479,11 +481,15 @@ class League:
 
     @property
     def log_likelihoods(self) -> NDArray[np.float64]:
-        """Each recorded match's log-likelihood under the ratings just before it (prequential)."""
+        """Each recorded match's log-likelihood under the ratings just before it (prequential).
+
+        Models whose log-likelihood costs more than their update (TrueSkill) compute them on the first read
+        after recording, from the kept history: recording stays at the speed of the updates.
+        """
         if not self.keep_history:
             raise ValueError("This League was created with keep_history=False; it keeps no log-likelihoods.")
-        if len(self._loglik) > 1:
-            self._loglik = [np.concatenate(self._loglik)]
+        parts = [part() if callable(part) else part for part in self._loglik]  # deferred ones computed now
+        self._loglik = [np.concatenate(parts)] if len(parts) > 1 else parts
         return self._loglik[0].copy() if self._loglik else np.zeros(0)
 
     @property

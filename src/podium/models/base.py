@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
@@ -215,6 +215,18 @@ class Model(ABC):
                 history: _History | None, loglik: NDArray[np.float64] | None = None) -> None:
         """Rate ``matches`` in order, updating ``state`` in place (``slot_index`` maps the history's
         player indices to rows of ``state``); write each match's log-likelihood into ``loglik``."""
+
+    def _deferred_log_likelihoods(self, matches: Matches, slot_index: NDArray[np.int64], state: _State,
+                                  history: _History) -> Callable[[], NDArray[np.float64]] | None:
+        """Called just before a replay that keeps ``history``: ``None`` (the default) to have the replay write
+        each match's log-likelihood as it goes, or a function that computes them later from ``history`` (which
+        the replay fills) and what it captures of ``state`` now.
+
+        A model whose log-likelihood costs much more than its update (TrueSkill's exact ordering probability
+        against a few expectation-propagation sweeps) defers it, so that a league pays for the
+        log-likelihoods only when they are read (:attr:`podium.League.log_likelihoods`).
+        """
+        return None
 
     @abstractmethod
     def _predictive(self, packed: Matches, mu: NDArray[np.float64], sigma: NDArray[np.float64]

@@ -55,7 +55,7 @@ from __future__ import annotations
 import math
 import statistics
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -558,6 +558,50 @@ def replay_trueskill(
 
 
 @jit
+def history_log_likelihoods(
+    match_start: NDArray[np.int64], team_start: NDArray[np.int64], team_rank: NDArray[np.int64],
+    row: NDArray[np.int64], weight: NDArray[np.float64], start_mu: NDArray[np.float64],
+    start_sigma: NDArray[np.float64], hist_mu: NDArray[np.float64], hist_sigma: NDArray[np.float64],
+    n_rows: int, beta2: float, margin: float, out: NDArray[np.float64],
+) -> None:
+    """Each match's log-likelihood from a replay's history, as :func:`replay_trueskill` would have written it.
+
+    The rating a player brought to slot ``p`` is the one written after that player's previous slot of the
+    batch, or ``start_mu/start_sigma[p]`` (the state when the batch began) for a first appearance; from it
+    the team priors and :func:`_log_outcome` are exactly the replay's (same operations, same order), so
+    deferring gives the same numbers bit for bit.
+    """
+    last = np.full(n_rows, -1, dtype=np.int64)
+    n_slots = team_start[match_start[len(match_start) - 1]] - team_start[match_start[0]]
+    before_mu = np.empty(n_slots)
+    before_var = np.empty(n_slots)
+    ident = np.arange(n_slots)
+    width = 2
+    for m in range(len(match_start) - 1):
+        width = max(width, match_start[m + 1] - match_start[m])
+    tm = np.empty(width)
+    tv = np.empty(width)
+    size = np.empty(width)
+    for m in range(len(match_start) - 1):
+        t0 = match_start[m]
+        n = match_start[m + 1] - t0
+        p0 = team_start[t0]
+        p1 = team_start[t0 + n]
+        for p in range(p0, p1):
+            q = last[row[p]]
+            if q >= 0:
+                before_mu[p] = hist_mu[q]
+                before_var[p] = hist_sigma[q] ** 2
+            else:
+                before_mu[p] = start_mu[p]
+                before_var[p] = start_sigma[p] ** 2
+        _team_priors(team_start, t0, n, ident, weight, before_mu, before_var[p0:], p0, beta2, tm, tv, size)
+        out[m] = _log_outcome(tm[:n], tv[:n], team_rank[t0:t0 + n], size[:n], margin)
+        for p in range(p0, p1):
+            last[row[p]] = p
+
+
+@jit
 def log_match_quality(tm: NDArray[np.float64], skill_var: NDArray[np.float64], noise_var: NDArray[np.float64]
                       ) -> float:
     """``log`` of TrueSkill's match quality (paper, eq. 7, for ``n`` teams) from team-level sums.
@@ -741,6 +785,25 @@ class TrueSkill(Model):
                 f"TrueSkill: expectation propagation did not reach tolerance={self.tolerance!r} within "
                 f"max_iterations={self.max_iterations!r} sweeps in {unconverged} of {n_matches} matches; "
                 "their updates use the last sweep.", ConvergenceWarning, stacklevel=3)
+
+    def _deferred_log_likelihoods(self, matches: Matches, slot_index: NDArray[np.int64], state: _State,
+                                  history: _History) -> Callable[[], NDArray[np.float64]]:
+        """The log-likelihoods, computed when read: each is an exact ordering probability
+        (:func:`podium.ordering.log_outcome`), several times the cost of the update itself in free-for-alls.
+        What they need besides the history is the state of the batch's players now (one gather)."""
+        rows = _state_rows(matches, slot_index).copy()  # the league's mapping grows as players arrive
+        start_mu, start_sigma = state.mu[rows], state.sigma[rows]
+        n_rows, beta2, margin = len(state.mu), float(self.beta) ** 2, self._margin
+
+        def compute() -> NDArray[np.float64]:
+            out = np.empty(len(matches))
+            if len(matches):
+                history_log_likelihoods(matches.match_start, matches.team_start, matches.team_rank, rows,
+                                        matches.weight, start_mu, start_sigma, history.mu, history.sigma,
+                                        n_rows, beta2, margin, out)
+            return out
+
+        return compute
 
     def _team_predictive(self, packed: Matches, mu: NDArray[np.float64], sigma: NDArray[np.float64]
                          ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
