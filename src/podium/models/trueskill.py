@@ -576,9 +576,7 @@ def history_log_likelihoods(
     before_mu = np.empty(n_slots)
     before_var = np.empty(n_slots)
     ident = np.arange(n_slots)
-    width = 2
-    for m in range(len(match_start) - 1):
-        width = max(width, match_start[m + 1] - match_start[m])
+    width = most_teams(match_start)
     tm = np.empty(width)
     tv = np.empty(width)
     size = np.empty(width)
