@@ -413,9 +413,13 @@ class League:
         history.mu = np.empty(n_slots)
         history.sigma = np.empty(n_slots) if self._keeps_sigma else _zeros_sink(n_slots)
         deferred = self.model._deferred_log_likelihoods(packed, rows, self._state, history)
-        loglik = np.empty(len(packed)) if deferred is None else None
-        self.model._replay(packed, rows, self._state, history, loglik)
-        self._loglik.append(deferred if loglik is None else loglik)
+        if deferred is None:
+            loglik = np.empty(len(packed))
+            self.model._replay(packed, rows, self._state, history, loglik)
+            self._loglik.append(loglik)
+        else:
+            self.model._replay(packed, rows, self._state, history, None)
+            self._loglik.append(deferred)
         if n_slots:
             self._hist.append(_Batch(self._n_matches, rows, packed.player, packed.team_start, packed.match_start,
                                      packed.time, history.mu, history.sigma if self._keeps_sigma else None))
@@ -489,8 +493,9 @@ class League:
         if not self.keep_history:
             raise ValueError("This League was created with keep_history=False; it keeps no log-likelihoods.")
         parts = [part() if callable(part) else part for part in self._loglik]  # deferred ones computed now
-        self._loglik = [np.concatenate(parts)] if len(parts) > 1 else parts
-        return self._loglik[0].copy() if self._loglik else np.zeros(0)
+        whole = np.concatenate(parts) if parts else np.zeros(0)
+        self._loglik = [whole] if parts else []
+        return whole.copy()
 
     @property
     def players(self) -> list[str]:
