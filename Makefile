@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-slow bench load evaluation clean
+.PHONY: demo test test-slow explore bench load evaluation clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -24,6 +24,10 @@ test: $(STAMP)
 # The Hypothesis searches of the ordering engine against mpmath (minutes; left out of `make test`).
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -q -m slow
+
+# New random examples for every Hypothesis property (1,000 where a test sets no number; minutes): a search for bugs.
+explore: $(STAMP)
+	$(BIN)/python -m pytest -q --hypothesis-profile=explore
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/replay.py
