@@ -46,7 +46,7 @@ PRIOR_REACH = 9.0    # the same for the prior's tail at the chain's ends (its de
 MASS_TOL = 1e-8      # |posterior mass - 1| accepted (the quadrature and truncation error indicator)
 MASS_NOISE = 1e-13   # plus this times |log P|: the rounding of log-densities of that size, which no step removes
 EDGE_TOL = 1e-13     # posterior density times spread allowed at a window's edge
-MAX_ROUNDS = 8
+MAX_ROUNDS = 16
 LEVEL = 36.0         # a pooled block's window: where its joint log-density is this far below its peak
 EP_SWEEPS = 3
 
