@@ -572,10 +572,9 @@ def history_log_likelihoods(
     deferring gives the same numbers bit for bit.
     """
     last = np.full(n_rows, -1, dtype=np.int64)
-    n_slots = team_start[match_start[len(match_start) - 1]] - team_start[match_start[0]]
-    before_mu = np.empty(n_slots)
-    before_var = np.empty(n_slots)
-    ident = np.arange(n_slots)
+    before_mu = np.empty(len(row))  # indexed by slot, as the history is
+    before_var = np.empty(len(row))
+    ident = np.arange(len(row))
     width = most_teams(match_start)
     tm = np.empty(width)
     tv = np.empty(width)
