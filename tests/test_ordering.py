@@ -150,6 +150,19 @@ def test_gumbel_is_plackett_luce(n: int, seed: int) -> None:
     np.testing.assert_allclose(dm, ref_grad, rtol=0, atol=1e-8)
 
 
+@pytest.mark.parametrize("far", [100.0, 400.0, 839.3260854166873])
+def test_gumbel_non_finisher_far_above_is_plackett_luce(far: float) -> None:
+    # A non-finisher hundreds of scales above both finishers: the event "a > b > c" (c did not finish) is
+    # the whole Plackett-Luce order.  It once returned the -1e300 sentinel or raised (found by
+    # test_non_finisher_is_censored_exactly): log f - log F of a Gumbel's lower tail subtracted two numbers
+    # of size e^|z| when the windows were placed.
+    v = np.array([far, -95.75265407440159, 4.8e-176])
+    value, dm, _ = log_order(v, rank=[None, 0, 1], density="gumbel", gradient=True)
+    ref_value, ref_grad = pl_log_order(v[[1, 2, 0]])
+    assert value == pytest.approx(ref_value, abs=1e-9 * abs(ref_value))
+    np.testing.assert_allclose(dm[[1, 2, 0]], ref_grad, rtol=0, atol=1e-8)
+
+
 # -- 3. Monte Carlo --------------------------------------------------------------------------------------
 def outcome_event(x: NDArray[np.float64], rank: list[int | None], size: list[float], margin: float) -> NDArray[np.bool_]:
     """Whether each row of performances ``x`` is the outcome ``rank`` as log_order documents it:

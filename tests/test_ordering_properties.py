@@ -40,7 +40,12 @@ def _mp_logcdf(density: str, z: mp.mpf, upper: bool) -> mp.mpf:
     if density == "logistic":
         return -mp.log1p(mp.exp(z if upper else -z))
     if upper:  # 1 - exp(-e^-z)
-        return mp.log(-mp.expm1(-mp.exp(-z)))
+        w = mp.exp(-z)
+        if w > 1e4:
+            # log(1 - e^-w) = -e^-w (1 + O(e^-w)): below e^-10000, zero at any tolerance here; mpmath would
+            # otherwise raise its working precision without end to resolve 1 - e^-w
+            return -mp.exp(-w) if w < 1e6 else mp.mpf(0)
+        return mp.log(-mp.expm1(-w))
     return -mp.exp(-z)
 
 

@@ -32,8 +32,8 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
-from .densities import (GAUSSIAN, GUMBEL, LOGISTIC, LOG_FLOOR, SKEW_NORMAL, log_cdf_diff, logcdf, logpdf,
-                        score, shape_info)
+from .densities import (GAUSSIAN, GUMBEL, LOGISTIC, LOG_FLOOR, SKEW_NORMAL, log_cdf_diff, log_reverse_hazard,
+                        logcdf, logpdf, score, shape_info)
 from .lattice import build_lattice, cumulate, integrate, node_range
 from .numerics import inv_mills, jit, log_ndtr, logsumexp, truncate_above
 
@@ -165,7 +165,7 @@ def _pooled_mode(kind: int, shape: float, loc: NDArray[np.float64], scale: NDArr
         for t in range(c, e):
             i = idx[t]
             z = (mid - loc[i]) / scale[i]
-            f -= math.exp(min(logpdf(kind, shape, z) - logcdf(kind, shape, z), 700.0)) / scale[i]
+            f -= math.exp(min(log_reverse_hazard(kind, shape, z), 700.0)) / scale[i]
         if f > 0.0:
             hi = mid
         else:
@@ -622,15 +622,14 @@ def _gradient(shifted: NDArray[np.float64], scale: NDArray[np.float64], kind: in
                 for j in range(cnt):
                     jj = s_idx[g] + j
                     z = (x[jj] - shifted[d]) / sd
-                    if closed_cdf:
-                        lf = logcdf(kind, shape, z)
-                    else:
-                        k = stages + t
-                        lf = _lookup_up(cum, off[k], s_idx[k], e_idx[k], jj)
-                    if post[j] > 0.0 and lf > LOG_FLOOR:
-                        rho = math.exp(logpdf(kind, shape, z) - math.log(sd) - lf)
-                    else:
-                        rho = 0.0
+                    rho = 0.0
+                    if post[j] > 0.0:
+                        if closed_cdf:  # f/F from its own form: log f - log F cancels in a Gumbel's lower tail
+                            rho = math.exp(min(log_reverse_hazard(kind, shape, z), 700.0)) / sd
+                        else:
+                            lf = _lookup_up(cum, off[stages + t], s_idx[stages + t], e_idx[stages + t], jj)
+                            if lf > LOG_FLOOR:
+                                rho = math.exp(logpdf(kind, shape, z) - math.log(sd) - lf)
                     fm[j] = -post[j] * rho
                     fs[j] = -post[j] * rho * z
                 grad_loc[d] += integrate(fm, wgap, cnt) / mass

@@ -12,10 +12,10 @@ import math
 
 import numpy as np
 
-from .numerics import jit, log1mexp, log_ndtr, norm_logpdf
+from .numerics import inv_mills, jit, log1mexp, log_ndtr, norm_logpdf
 
 __all__ = ["DENSITIES", "GAUSSIAN", "GUMBEL", "LOGISTIC", "SKEW_NORMAL", "log_cdf_diff", "logcdf", "logpdf",
-           "logsf", "score", "score_slope", "shape_info"]
+           "log_reverse_hazard", "logsf", "score", "score_slope", "shape_info"]
 
 GAUSSIAN, GUMBEL, LOGISTIC, SKEW_NORMAL = 0, 1, 2, 3
 DENSITIES = ("gaussian", "gumbel", "logistic", "skew_normal")
@@ -55,6 +55,24 @@ def logcdf(kind: int, shape: float, z: float) -> float:
     if z >= 0.0:  # logistic
         return -math.log1p(math.exp(-z))
     return z - math.log1p(math.exp(z))
+
+
+@jit
+def log_reverse_hazard(kind: int, shape: float, z: float) -> float:
+    """``log(f(z) / F(z))`` for the densities with a closed-form distribution function, without forming
+    either: the force with which a non-finisher's ``F`` pulls the performance above it.
+
+    Gaussian ``log(phi/Phi)`` (:func:`podium.numerics.inv_mills`, finite in both tails); Gumbel (maximum
+    type, ``F = exp(-e^-z)``, ``f = e^-z F``) exactly ``-z``, where ``log f - log F`` would subtract two
+    numbers of size ``e^-z`` and lose everything below a few hundred; logistic ``log(1 - F(z))``.
+    """
+    if kind == GAUSSIAN:
+        return math.log(inv_mills(z))
+    if kind == GUMBEL:
+        return -z
+    if kind == LOGISTIC:
+        return logcdf(kind, shape, -z)
+    return np.nan  # the skew-normal's F is integrated on the grid (no closed form)
 
 
 @jit
