@@ -192,6 +192,20 @@ def test_tie_is_the_mean_over_orders(race: tuple[list[float], list[float], list[
         reference, abs=1e-9 * max(1.0, abs(reference) * 1e-3))
 
 
+@pytest.mark.parametrize("order", [[0, 1, 2], [1, 0, 2]])
+def test_a_spread_1e7_times_its_neighbours_squeezed_between_them(order: list[int]) -> None:
+    # Found by make explore (test_tie_is_the_mean_over_orders): the wide competitor placed between the two
+    # narrow ones.  Expectation propagation's three sweeps left its window 1e4 spreads wide and far from the
+    # mass (log P was the -1e300 sentinel), and with the windows right the adaptive engine's mass check at
+    # 1e-8 let log P be 6.5e-9 off in the other order.
+    m = [-684.2547107721781, -197.63073906307605, -25.36417541825542]
+    s = [17.900051553758885, 46342827.68119254, 1.0]
+    reference = mp_log_order(m, s, order, "gaussian")
+    value, gm, _ = log_order(m, s, _ranks(order), gradient=True)
+    assert value == pytest.approx(reference, abs=1e-9)
+    assert abs(gm.sum()) <= 1e-9 * max(1.0, np.abs(gm).max())
+
+
 @pytest.mark.slow
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(2, 12), st.integers(0, 2**32 - 1), densities, st.sampled_from([1.0, 1e2, 1e4, 1e8]))

@@ -35,7 +35,7 @@ from numpy.typing import NDArray
 from .densities import (GAUSSIAN, GUMBEL, LOGISTIC, LOG_FLOOR, SKEW_NORMAL, log_cdf_diff, log_reverse_hazard,
                         logcdf, logpdf, score, shape_info)
 from .lattice import build_lattice, cumulate, integrate, node_range
-from .numerics import inv_mills, jit, log_ndtr, logsumexp, truncate_above
+from .numerics import WIN, inv_mills, jit, log_ndtr, logsumexp, tilted_messages
 
 __all__ = ["order_log_prob", "shift_by_links", "MAX_ROUNDS"]
 
@@ -43,12 +43,14 @@ THETA = 0.2          # step / posterior spread (about 1e-10 in log P for Gaussia
 THETA_SLOPE = 0.4    # step * the log-slope of a stage's density where its posterior sits (upsets are steep)
 REACH = 7.5          # window half-width in posterior spreads (Gaussian tails: e^-28)
 PRIOR_REACH = 9.0    # the same for the prior's tail at the chain's ends (its density there is divided by P)
-MASS_TOL = 1e-8      # |posterior mass - 1| accepted (the quadrature and truncation error indicator)
+MASS_TOL = 1e-9      # |posterior mass - 1| accepted (the quadrature and truncation error indicator)
 MASS_NOISE = 1e-13   # plus this times |log P|: the rounding of log-densities of that size, which no step removes
 EDGE_TOL = 1e-13     # posterior density times spread allowed at a window's edge
 MAX_ROUNDS = 16
 LEVEL = 36.0         # a pooled block's window: where its joint log-density is this far below its peak
-EP_SWEEPS = 3
+EP_SWEEPS = 3        # expectation propagation's sweeps for the windows, then more until settled:
+EP_SETTLED = 0.05    # means within this many spreads, spreads within this relative change, of the last sweep's
+EP_MAX_SWEEPS = 64
 
 
 @jit
@@ -79,8 +81,9 @@ def _ep_chain(m0: NDArray[np.float64], v0: NDArray[np.float64], stages: int, n_d
     posterior means and standard deviations, and for each variable the steepest log-slope of a factor's
     message at its posterior mean (the force with which the observed order holds it there: the
     Lagrange multiplier of an active order constraint, large in a long chain of upsets).  Each factor ``x_a > x_b`` is TrueSkill's win factor
-    (Herbrich, Minka & Graepel 2007, eq. 4 with ``V, W`` of :func:`podium.numerics.truncate_above`);
-    three sweeps down and up the chain.  Used only to place the integration windows.
+    (Herbrich, Minka & Graepel 2007, eq. 4, messages of :func:`podium.numerics.tilted_messages`);
+    at least three sweeps down and up the chain, then more until the beliefs settle (at most 64).  Used
+    only to place the integration windows.
     """
     n = stages + n_dnf
     prec = np.empty(n)
@@ -90,7 +93,22 @@ def _ep_chain(m0: NDArray[np.float64], v0: NDArray[np.float64], stages: int, n_d
         tau[i] = m0[i] / v0[i]
     factors = stages - 1 + n_dnf
     msg = np.zeros((max(factors, 1), 4))  # (pi_a, tau_a, pi_b, tau_b)
-    for sweep in range(EP_SWEEPS):
+    last_mean = np.empty(n)
+    last_prec = np.empty(n)
+    for sweep in range(EP_MAX_SWEEPS):
+        if sweep >= EP_SWEEPS:
+            # settled when no mean moved by EP_SETTLED of its spread and no spread by that fraction: a prior
+            # spread 1e7 times its neighbours' shrinks only about 7-fold a sweep, and three sweeps left it
+            # windows 1e4 spreads wide, far from the mass
+            moved = 0.0
+            for i in range(n):
+                moved = max(moved, abs(tau[i] / prec[i] - last_mean[i]) * math.sqrt(prec[i]),
+                            abs(math.log(prec[i] / last_prec[i])))
+            if not moved > EP_SETTLED:
+                break
+        for i in range(n):
+            last_mean[i] = tau[i] / prec[i]
+            last_prec[i] = prec[i]
         for step in range(2 * factors):
             k = step if step < factors else 2 * factors - 1 - step
             if sweep > 0 and step == 0:
@@ -104,22 +122,9 @@ def _ep_chain(m0: NDArray[np.float64], v0: NDArray[np.float64], stages: int, n_d
                 continue
             va = 1.0 / pca
             vb = 1.0 / pcb
-            ma = tca * va
-            mb = tcb * vb
-            vd = va + vb
-            sdd = math.sqrt(vd)
-            v, one_minus_w = truncate_above((ma - mb) / sdd)
-            w = 1.0 - one_minus_w
-            na_m = ma + va / sdd * v
-            na_v = va * (1.0 - va / vd * w)
-            nb_m = mb - vb / sdd * v
-            nb_v = vb * (1.0 - vb / vd * w)
-            if not (na_v > 0.0 and nb_v > 0.0):
-                continue
-            new_pa = max(1.0 / na_v - pca, 0.0)
-            new_pb = max(1.0 / nb_v - pcb, 0.0)
-            new_ta = na_m / na_v - tca if new_pa > 0.0 else 0.0
-            new_tb = nb_m / nb_v - tcb if new_pb > 0.0 else 0.0
+            # the cancellation-free messages: with a prior spread 1e7 times its neighbours' (W -> 1) the
+            # marginal-variance form va (1 - va W / v) rounds to 0 and the update used to be skipped
+            new_pa, new_ta, new_pb, new_tb = tilted_messages(WIN, 0.0, tca * va, va, tcb * vb, vb)
             prec[a] += new_pa - msg[k, 0]
             tau[a] += new_ta - msg[k, 1]
             prec[b] += new_pb - msg[k, 2]

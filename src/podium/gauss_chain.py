@@ -52,7 +52,7 @@ NODE_BUDGET = 1000   # stage-nodes allowed per stage (plus NODE_FLOOR) before th
 NODE_FLOOR = 4096
 DNF_REACH = 8.3      # a non-finisher's distribution function rises within this many of its scales
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
-MASS_TOL_FAST = 1e-10  # |posterior mass - 1| accepted here (the adaptive engine accepts 1e-8): typical races
+MASS_TOL_FAST = 1e-10  # |posterior mass - 1| accepted here (the adaptive engine accepts 1e-9): typical races
                        # land at 1e-12..1e-14, and a crowded one whose steep stages drift beyond is left to it
 EDGE_STAGE = 1e-11   # posterior mass allowed beyond one end of one window (see _sweep)
 TRUNC_TOL = 3e-10    # and beyond all of them: log P is then within about this of the untruncated value

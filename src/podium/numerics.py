@@ -16,10 +16,12 @@ from numpy.typing import NDArray
 
 __all__ = [
     "log_ndtr", "ndtr", "norm_logpdf", "inv_mills", "log1mexp", "logaddexp", "logsumexp",
-    "x_over_expm1", "log_ndtr_diff", "truncate_above", "truncate_between",
+    "x_over_expm1", "log_ndtr_diff", "truncate_above", "truncate_between", "truncate", "tilted_messages",
+    "WIN", "DRAW", "BELOW",
 ]
 
 _SQRT2 = math.sqrt(2.0)
+WIN, DRAW, BELOW = 0, 1, 2  # truncation factors: d > eps, |d| <= eps, d > 0 (non-finisher below)
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 _SQRT_2PI = math.sqrt(2.0 * math.pi)
 _LN2 = math.log(2.0)
@@ -226,3 +228,33 @@ def truncate_between(alpha: float, beta: float) -> tuple[float, float]:
     mean = pa - pb
     var = 1.0 + alpha * pa - beta * pb - mean * mean
     return sign * mean, max(var, 0.0)
+
+
+# -- one comparison of two Gaussian performances (TrueSkill's factor; the ordering engine's windows) --------
+@jit
+def truncate(kind: int, mean: float, sd: float, eps: float) -> tuple[float, float]:
+    """Standardized mean shift and variance factor of ``d ~ N(mean, sd^2)`` under the factor ``kind``."""
+    if kind == DRAW:
+        return truncate_between((-eps - mean) / sd, (eps - mean) / sd)
+    return truncate_above((mean - eps) / sd)
+
+
+@jit
+def tilted_messages(kind: int, eps: float, ma: float, va: float, mb: float, vb: float
+                    ) -> tuple[float, float, float, float]:
+    """Messages ``(pi_a, tau_a, pi_b, tau_b)`` from one comparison of teams ``a`` (better) and ``b``.
+
+    With cavities ``t_a ~ N(ma, va)``, ``t_b ~ N(mb, vb)`` and ``d = t_a - t_b ~ N(ma - mb, v)``, moment
+    matching against the truncation gives ``t_a`` the mean ``ma + va V / sqrt v`` and the variance
+    ``va (1 - va W / v)`` (Herbrich, Minka & Graepel 2007, Table 1).  The message that turns the cavity into that marginal has
+    precision ``W / (vb + va (1 - W))`` and precision-adjusted mean ``ma pi + (V / sqrt v)(1 + va pi)``;
+    written this way nothing cancels, even when ``W -> 1`` in an upset.  ``b`` mirrors it with ``-V``.
+    """
+    v = va + vb
+    sd = math.sqrt(v)
+    shift, var_factor = truncate(kind, ma - mb, sd, eps)
+    w = 1.0 - var_factor
+    step = shift / sd
+    npa = max(w / (vb + va * var_factor), 0.0)
+    npb = max(w / (va + vb * var_factor), 0.0)
+    return npa, ma * npa + step * (1.0 + va * npa), npb, mb * npb - step * (1.0 + vb * npb)

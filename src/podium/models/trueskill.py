@@ -62,14 +62,13 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..match import Match, Matches
-from ..numerics import jit, log_ndtr, log_ndtr_diff, truncate_above, truncate_between
+from ..numerics import BELOW, DRAW, WIN, jit, log_ndtr, log_ndtr_diff, tilted_messages, truncate
 from ..ordering import GAUSSIAN, log_outcome, log_win_probabilities, rank_groups
 from ..rating import Rating
 from .base import Model, _History, _State, _state_rows, most_teams
 
 __all__ = ["TrueSkill", "ConvergenceWarning"]
 
-WIN, DRAW, BELOW = 0, 1, 2  # truncation factors: d > eps, |d| <= eps, d > 0 (non-finisher below)
 _UNDAMPED = 20  # sweeps before expectation propagation damps its updates
 # The largest standard deviation (of a rating, or of the model's sigma, beta, tau, drift) TrueSkill accepts: its
 # square, and sums of a few thousand such squares, stay finite floats.  Variances grown by dynamics are capped at
@@ -84,42 +83,13 @@ class ConvergenceWarning(UserWarning):
 
 # -- one match --------------------------------------------------------------------------------------
 @jit
-def _truncate(kind: int, mean: float, sd: float, eps: float) -> tuple[float, float]:
-    """Standardized mean shift and variance factor of ``d ~ N(mean, sd^2)`` under the factor ``kind``."""
-    if kind == DRAW:
-        return truncate_between((-eps - mean) / sd, (eps - mean) / sd)
-    return truncate_above((mean - eps) / sd)
-
-
-@jit
-def _tilted_messages(kind: int, eps: float, ma: float, va: float, mb: float, vb: float
-                     ) -> tuple[float, float, float, float]:
-    """Messages ``(pi_a, tau_a, pi_b, tau_b)`` from one comparison of teams ``a`` (better) and ``b``.
-
-    With cavities ``t_a ~ N(ma, va)``, ``t_b ~ N(mb, vb)`` and ``d = t_a - t_b ~ N(ma - mb, v)``, moment
-    matching against the truncation gives ``t_a`` the mean ``ma + va V / sqrt v`` and the variance
-    ``va (1 - va W / v)`` (paper, Table 1).  The message that turns the cavity into that marginal has
-    precision ``W / (vb + va (1 - W))`` and precision-adjusted mean ``ma pi + (V / sqrt v)(1 + va pi)``;
-    written this way nothing cancels, even when ``W -> 1`` in an upset.  ``b`` mirrors it with ``-V``.
-    """
-    v = va + vb
-    sd = math.sqrt(v)
-    shift, var_factor = _truncate(kind, ma - mb, sd, eps)
-    w = 1.0 - var_factor
-    step = shift / sd
-    npa = max(w / (vb + va * var_factor), 0.0)
-    npb = max(w / (va + vb * var_factor), 0.0)
-    return npa, ma * npa + step * (1.0 + va * npa), npb, mb * npb - step * (1.0 + vb * npb)
-
-
-@jit
 def _down(kind: int, eps: float, ma: float, va: float, mb: float, vb: float) -> tuple[float, float]:
-    """The message ``(pi_b, tau_b)`` of one comparison to its worse team ``b``: half of :func:`_tilted_messages`.
+    """The message ``(pi_b, tau_b)`` of one comparison to its worse team ``b``: half of :func:`tilted_messages`.
 
     Same cavities and the same arithmetic, for a schedule that needs only one direction at a time.
     """
     sd = math.sqrt(va + vb)
-    shift, var_factor = _truncate(kind, ma - mb, sd, eps)
+    shift, var_factor = truncate(kind, ma - mb, sd, eps)
     npb = max((1.0 - var_factor) / (va + vb * var_factor), 0.0)
     return npb, mb * npb - shift / sd * (1.0 + vb * npb)
 
@@ -127,9 +97,9 @@ def _down(kind: int, eps: float, ma: float, va: float, mb: float, vb: float) -> 
 @jit
 def _up(kind: int, eps: float, ma: float, va: float, mb: float, vb: float) -> tuple[float, float]:
     """The message ``(pi_a, tau_a)`` of one comparison to its better team ``a``: the other half of
-    :func:`_tilted_messages`."""
+    :func:`tilted_messages`."""
     sd = math.sqrt(va + vb)
-    shift, var_factor = _truncate(kind, ma - mb, sd, eps)
+    shift, var_factor = truncate(kind, ma - mb, sd, eps)
     npa = max((1.0 - var_factor) / (vb + va * var_factor), 0.0)
     return npa, ma * npa + shift / sd * (1.0 + va * npa)
 
@@ -237,7 +207,7 @@ def expectation_propagation(
     messages, each computed with the cavity of ``L`` without it.  A sweep runs the forward recursion down
     the chain with the ``beta`` of the previous sweep, then the non-finishers, then the backward recursion
     with the fresh ``alpha``; each comparison is moment-matched once per direction, computing only the
-    message that direction needs (half of :func:`_tilted_messages`).  The fixed point is that of EP on the
+    message that direction needs (half of :func:`tilted_messages`).  The fixed point is that of EP on the
     factor graph (every comparison's messages moment-match its cavities); on a chain of eight the
     sweeps contract by about 100 each, so 4-5 sweeps reach ``tolerance = 1e-6``.  A sweep's change is the
     largest :func:`_moved` of any message relative to the belief it enters (``alpha_{k+1}``, ``beta_k``
@@ -491,9 +461,9 @@ def replay_trueskill(
                     kind = DRAW if r0 == r1 else WIN
                     eps = margin * math.sqrt(2.0)
                 if r1 < 0 or (r0 >= 0 and r0 <= r1):
-                    pa, ta, pb, tb = _tilted_messages(kind, eps, ma, tva, mb, tvb)
+                    pa, ta, pb, tb = tilted_messages(kind, eps, ma, tva, mb, tvb)
                 else:
-                    pb, tb, pa, ta = _tilted_messages(kind, eps, mb, tvb, ma, tva)
+                    pb, tb, pa, ta = tilted_messages(kind, eps, mb, tvb, ma, tva)
             denom = 1.0 + pa * tva
             mu[ra] += wa * va * ((ta - pa * ma) / denom)
             sigma[ra] = math.sqrt(va * (1.0 + pa * (tva - wa * wa * va)) / denom)
@@ -529,7 +499,7 @@ def replay_trueskill(
                 else:
                     kind = DRAW if r0 == r1 else WIN
                     eps = margin * math.sqrt(size[0] + size[1])
-                pi[win], tau_msg[win], pi[lose], tau_msg[lose] = _tilted_messages(
+                pi[win], tau_msg[win], pi[lose], tau_msg[lose] = tilted_messages(
                     kind, eps, tm[win], tv[win], tm[lose], tv[lose])
             _apply_messages(team_start, t0, n, row, weight, var, p0, tm, tv, pi, tau_msg, new_mu, new_var, 1.0)
         else:
