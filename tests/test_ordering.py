@@ -159,8 +159,8 @@ def test_gumbel_non_finisher_far_above_is_plackett_luce(far: float) -> None:
     v = np.array([far, -95.75265407440159, 4.8e-176])
     value, dm, _ = log_order(v, rank=[None, 0, 1], density="gumbel", gradient=True)
     ref_value, ref_grad = pl_log_order(v[[1, 2, 0]])
-    assert value == pytest.approx(ref_value, abs=1e-9 * abs(ref_value))
-    np.testing.assert_allclose(dm[[1, 2, 0]], ref_grad, rtol=0, atol=1e-8)
+    assert value == pytest.approx(ref_value, abs=1e-9)  # measured: 2.3e-13 off at each distance
+    np.testing.assert_allclose(dm[[1, 2, 0]], ref_grad, rtol=0, atol=1e-9)
 
 
 # -- 3. Monte Carlo --------------------------------------------------------------------------------------

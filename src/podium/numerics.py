@@ -17,6 +17,7 @@ from numpy.typing import NDArray
 __all__ = [
     "log_ndtr", "ndtr", "norm_logpdf", "inv_mills", "log1mexp", "logaddexp", "logsumexp",
     "x_over_expm1", "log_ndtr_diff", "truncate_above", "truncate_between", "truncate", "tilted_messages",
+    "comparison_message",
     "WIN", "DRAW", "BELOW",
 ]
 
@@ -240,21 +241,29 @@ def truncate(kind: int, mean: float, sd: float, eps: float) -> tuple[float, floa
 
 
 @jit
+def comparison_message(m: float, v: float, v_other: float, var_factor: float, step: float) -> tuple[float, float]:
+    """The message ``(pi, tau)`` one comparison sends to one of its two teams, from that team's cavity
+    ``N(m, v)``, the other's variance ``v_other``, the truncation's variance factor ``1 - W`` and
+    ``step = +-V / sqrt(v + v_other)`` (``+`` for the better team).
+
+    Moment matching gives the team the mean ``m + v step`` and the variance ``v (1 - v W / (v + v_other))``
+    (Herbrich, Minka & Graepel 2007, Table 1); the message that turns the cavity into it has precision
+    ``W / (v_other + v (1 - W))`` and precision-adjusted mean ``m pi + step (1 + v pi)``.  Written this way
+    nothing cancels, even when ``W -> 1`` in an upset.
+    """
+    pi = max((1.0 - var_factor) / (v_other + v * var_factor), 0.0)
+    return pi, m * pi + step * (1.0 + v * pi)
+
+
+@jit
 def tilted_messages(kind: int, eps: float, ma: float, va: float, mb: float, vb: float
                     ) -> tuple[float, float, float, float]:
-    """Messages ``(pi_a, tau_a, pi_b, tau_b)`` from one comparison of teams ``a`` (better) and ``b``.
-
-    With cavities ``t_a ~ N(ma, va)``, ``t_b ~ N(mb, vb)`` and ``d = t_a - t_b ~ N(ma - mb, v)``, moment
-    matching against the truncation gives ``t_a`` the mean ``ma + va V / sqrt v`` and the variance
-    ``va (1 - va W / v)`` (Herbrich, Minka & Graepel 2007, Table 1).  The message that turns the cavity into that marginal has
-    precision ``W / (vb + va (1 - W))`` and precision-adjusted mean ``ma pi + (V / sqrt v)(1 + va pi)``;
-    written this way nothing cancels, even when ``W -> 1`` in an upset.  ``b`` mirrors it with ``-V``.
-    """
-    v = va + vb
-    sd = math.sqrt(v)
+    """Messages ``(pi_a, tau_a, pi_b, tau_b)`` from one comparison of teams ``a`` (better) and ``b``, with
+    cavities ``t_a ~ N(ma, va)``, ``t_b ~ N(mb, vb)``: :func:`comparison_message` for each, from one
+    truncation of ``d = t_a - t_b``."""
+    sd = math.sqrt(va + vb)
     shift, var_factor = truncate(kind, ma - mb, sd, eps)
-    w = 1.0 - var_factor
     step = shift / sd
-    npa = max(w / (vb + va * var_factor), 0.0)
-    npb = max(w / (va + vb * var_factor), 0.0)
-    return npa, ma * npa + step * (1.0 + va * npa), npb, mb * npb - step * (1.0 + vb * npb)
+    pa, ta = comparison_message(ma, va, vb, var_factor, step)
+    pb, tb = comparison_message(mb, vb, va, var_factor, -step)
+    return pa, ta, pb, tb

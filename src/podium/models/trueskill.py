@@ -62,7 +62,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..match import Match, Matches
-from ..numerics import BELOW, DRAW, WIN, jit, log_ndtr, log_ndtr_diff, tilted_messages, truncate
+from ..numerics import (BELOW, DRAW, WIN, comparison_message, jit, log_ndtr, log_ndtr_diff, tilted_messages,
+                        truncate)
 from ..ordering import GAUSSIAN, log_outcome, log_win_probabilities, rank_groups
 from ..rating import Rating
 from .base import Model, _History, _State, _state_rows, most_teams
@@ -90,8 +91,7 @@ def _down(kind: int, eps: float, ma: float, va: float, mb: float, vb: float) -> 
     """
     sd = math.sqrt(va + vb)
     shift, var_factor = truncate(kind, ma - mb, sd, eps)
-    npb = max((1.0 - var_factor) / (va + vb * var_factor), 0.0)
-    return npb, mb * npb - shift / sd * (1.0 + vb * npb)
+    return comparison_message(mb, vb, va, var_factor, -(shift / sd))
 
 
 @jit
@@ -100,8 +100,7 @@ def _up(kind: int, eps: float, ma: float, va: float, mb: float, vb: float) -> tu
     :func:`tilted_messages`."""
     sd = math.sqrt(va + vb)
     shift, var_factor = truncate(kind, ma - mb, sd, eps)
-    npa = max((1.0 - var_factor) / (vb + va * var_factor), 0.0)
-    return npa, ma * npa + shift / sd * (1.0 + va * npa)
+    return comparison_message(ma, va, vb, var_factor, shift / sd)
 
 
 @jit
