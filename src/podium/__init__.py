@@ -10,13 +10,15 @@ from .fit import FitResult, fit
 from .io import read_matches, write_matches
 from .league import LeaderboardRow, League, PlayerState, Trajectory
 from .match import Match, MatchError, Matches
-from .models import ConvergenceWarning, Elo, Model, PairwiseElo, PlackettLuce, Thurstone, TrueSkill
+from .models import (ConvergenceWarning, Elo, Model, PairwiseElo, PlackettLuce, Smoothed, SmoothTrajectory, Thurstone,
+                     TrueSkill, TrueSkillThroughTime)
 from .rating import Rating
 from .simulate import Simulation, simulate
 
 __all__ = [
     "ConvergenceWarning", "Elo", "FitResult", "League", "LeaderboardRow", "Match", "MatchError", "Matches", "Model", "PairwiseElo", "PlayerState",
-    "PlackettLuce", "Rating", "Report", "Simulation", "Thurstone", "Trajectory", "TrueSkill", "evaluate", "fit", "read_matches", "simulate", "write_matches",
+    "PlackettLuce", "Rating", "Report", "Simulation", "Smoothed", "SmoothTrajectory", "Thurstone", "Trajectory", "TrueSkill",
+    "TrueSkillThroughTime", "evaluate", "fit", "read_matches", "simulate", "write_matches",
 ]
 
 __version__ = "0.1.0"

@@ -4,9 +4,11 @@ from .base import LikelihoodModel, Model
 from .elo import Elo, PairwiseElo
 from .plackett_luce import PlackettLuce
 from .thurstone import Thurstone
+from .through_time import Smoothed, SmoothTrajectory, TrueSkillThroughTime
 from .trueskill import ConvergenceWarning, TrueSkill
 
-__all__ = ["Model", "LikelihoodModel", "Elo", "PairwiseElo", "PlackettLuce", "Thurstone", "TrueSkill", "ConvergenceWarning", "MODELS"]
+__all__ = ["Model", "LikelihoodModel", "Elo", "PairwiseElo", "PlackettLuce", "Thurstone", "TrueSkill", "ConvergenceWarning", "MODELS",
+           "TrueSkillThroughTime", "Smoothed", "SmoothTrajectory"]
 
 #: Command-line names of the models.
 MODELS: dict[str, type[Model]] = {

@@ -37,10 +37,10 @@ def _finite_number(value: int | float) -> bool:
         return False
 
 
-class Model(ABC):
-    """Base of every podium model: hyperparameter validation, repr, and the shared public methods."""
+class Hyperparameters:
+    """Hyperparameter validation, ``get_params``, repr and equality: shared by the filters (:class:`Model`) and
+    the whole-history smoother (:class:`podium.TrueSkillThroughTime`), and what :func:`podium.fit` tunes."""
 
-    _max_teams: ClassVar[int | None] = None
     #: Hyperparameters :func:`podium.fit` may choose, each with its domain ("positive", "probability").
     _fit_space: ClassVar[dict[str, str]] = {}
     #: The ones it chooses when not told.
@@ -96,6 +96,12 @@ class Model(ABC):
 
     def __hash__(self) -> int:
         return hash((type(self).__name__, tuple(sorted(self.get_params().items()))))
+
+
+class Model(Hyperparameters, ABC):
+    """Base of every podium filter: a rating from the matches before it, and the shared public methods."""
+
+    _max_teams: ClassVar[int | None] = None
 
     @property
     @abstractmethod

@@ -390,6 +390,59 @@ def _skill_var(sigma: float, tau2: float, drift2: float, now: float, last: float
 
 
 @jit
+def rate_teams(
+    team_start: NDArray[np.int64], t0: int, n: int, row: NDArray[np.int64], weight: NDArray[np.float64],
+    mu: NDArray[np.float64], var: NDArray[np.float64], p0: int, rank: NDArray[np.int64], beta2: float, margin: float,
+    tolerance: float, max_iterations: int, tm: NDArray[np.float64], tv: NDArray[np.float64],
+    size: NDArray[np.float64], pi: NDArray[np.float64], tau_msg: NDArray[np.float64], order: NDArray[np.int64],
+    starts: NDArray[np.int64], iw: NDArray[np.int64], fw: NDArray[np.float64], new_mu: NDArray[np.float64],
+    new_var: NDArray[np.float64],
+) -> int:
+    """One match's update: each player's change of mean and new variance, from the skills going into it.
+
+    Player slot ``p`` of the match (teams ``t0 .. t0 + n``) has mean ``mu[row[p]]`` and variance ``var[p - p0]``
+    (dynamics already added); ``new_mu[p - p0]`` receives the change of its mean and ``new_var[p - p0]`` its
+    new variance.  The teams' priors (:func:`_team_priors`), expectation propagation on the comparisons (one
+    exact step for two teams, :func:`expectation_propagation` once per chain of the tied groups otherwise,
+    averaged) and the messages passed down to the players (:func:`_apply_messages`).  The one implementation
+    of a match's factor graph: :func:`replay_trueskill` and TrueSkill Through Time's smoother
+    (:mod:`podium.models.through_time`) both call it.  The rest are workspaces of at least ``n`` teams (``iw,
+    fw``: 2 and 11 rows) and of the match's players.  Returns how many EP runs missed ``tolerance``.
+    """
+    unconverged = 0
+    _team_priors(team_start, t0, n, row, weight, mu, var, p0, beta2, tm, tv, size)
+    if n == 2:
+        # One comparison: a single moment-matching step is the exact EP answer.
+        r0, r1 = rank[0], rank[1]
+        pi[0] = pi[1] = tau_msg[0] = tau_msg[1] = 0.0
+        if r0 >= 0 or r1 >= 0:
+            win = 0 if (r1 < 0 or (r0 >= 0 and r0 <= r1)) else 1
+            lose = 1 - win
+            if r0 < 0 or r1 < 0:
+                kind, eps = BELOW, 0.0
+            else:
+                kind = DRAW if r0 == r1 else WIN
+                eps = margin * math.sqrt(size[0] + size[1])
+            pi[win], tau_msg[win], pi[lose], tau_msg[lose] = tilted_messages(
+                kind, eps, tm[win], tv[win], tm[lose], tv[lose])
+        _apply_messages(team_start, t0, n, row, weight, var, p0, tm, tv, pi, tau_msg, new_mu, new_var, 1.0)
+    else:
+        groups, finishers = _canonical_order(tm[:n], tv[:n], rank, size[:n], order, starts)
+        runs = tie_rotations(starts, groups)
+        if runs > 1:
+            players = team_start[t0 + n] - p0
+            new_mu[:players] = 0.0
+            new_var[:players] = 0.0
+        for r in range(runs):
+            if expectation_propagation(tm[:n], tv[:n], rank, size[:n], margin, tolerance, max_iterations,
+                                       order, starts, groups, finishers, r, pi, tau_msg, iw, fw) < 0:
+                unconverged += 1
+            _apply_messages(team_start, t0, n, row, weight, var, p0, tm, tv, pi, tau_msg, new_mu, new_var,
+                            1.0 / runs)
+    return unconverged
+
+
+@jit
 def replay_trueskill(
     match_start: NDArray[np.int64], team_start: NDArray[np.int64], team_rank: NDArray[np.int64],
     row: NDArray[np.int64], weight: NDArray[np.float64], time: NDArray[np.float64],
@@ -485,34 +538,8 @@ def replay_trueskill(
         for p in range(p0, p1):
             r = row[p]
             var[p - p0] = _skill_var(sigma[r], tau2, drift2, now, last_time[r])
-        _team_priors(team_start, t0, n, row, weight, mu, var, p0, beta2, tm, tv, size)
-        if n == 2:
-            # One comparison: a single moment-matching step is the exact EP answer.
-            r0, r1 = rank[0], rank[1]
-            pi[0] = pi[1] = tau_msg[0] = tau_msg[1] = 0.0
-            if r0 >= 0 or r1 >= 0:
-                win = 0 if (r1 < 0 or (r0 >= 0 and r0 <= r1)) else 1
-                lose = 1 - win
-                if r0 < 0 or r1 < 0:
-                    kind, eps = BELOW, 0.0
-                else:
-                    kind = DRAW if r0 == r1 else WIN
-                    eps = margin * math.sqrt(size[0] + size[1])
-                pi[win], tau_msg[win], pi[lose], tau_msg[lose] = tilted_messages(
-                    kind, eps, tm[win], tv[win], tm[lose], tv[lose])
-            _apply_messages(team_start, t0, n, row, weight, var, p0, tm, tv, pi, tau_msg, new_mu, new_var, 1.0)
-        else:
-            groups, finishers = _canonical_order(tm[:n], tv[:n], rank, size[:n], order, starts)
-            runs = tie_rotations(starts, groups)
-            if runs > 1:
-                new_mu[:p1 - p0] = 0.0
-                new_var[:p1 - p0] = 0.0
-            for r in range(runs):
-                if expectation_propagation(tm[:n], tv[:n], rank, size[:n], margin, tolerance, max_iterations,
-                                           order, starts, groups, finishers, r, pi, tau_msg, iw, fw) < 0:
-                    unconverged += 1
-                _apply_messages(team_start, t0, n, row, weight, var, p0, tm, tv, pi, tau_msg, new_mu, new_var,
-                                1.0 / runs)
+        unconverged += rate_teams(team_start, t0, n, row, weight, mu, var, p0, rank, beta2, margin, tolerance,
+                                  max_iterations, tm, tv, size, pi, tau_msg, order, starts, iw, fw, new_mu, new_var)
         for p in range(p0, p1):
             r = row[p]
             mu[r] += new_mu[p - p0]

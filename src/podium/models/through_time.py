@@ -1,0 +1,900 @@
+"""TrueSkill Through Time: whole-history smoothing of TrueSkill (Dangauthier, Herbrich, Minka & Graepel 2007;
+Landfried & Mocskos 2021-2025).
+
+Every podium filter rates a match from the games before it.  TrueSkill Through Time treats the whole history as
+one factor graph and lets every game inform every estimate, earlier and later:
+
+* each player has one skill variable per *batch* (the matches played at one ``time``);
+* between a player's consecutive batches the skill follows a Gaussian random walk,
+  ``s_k ~ N(s_{k-1}, gamma^2 (t_k - t_{k-1}))``; a new player's first skill is ``N(mu, sigma^2)``;
+* each match is TrueSkill's factor graph (:func:`podium.models.trueskill.rate_teams`: teams, partial play,
+  draws by margin, any number of teams, non-finishers censored below the finishers).
+
+Inference is expectation propagation.  Each skill variable ``k`` holds three Gaussian messages in natural
+parameters (precision ``pi``, precision-adjusted mean ``tau``): ``forward`` from its past (the prior, or the
+previous posterior without its backward message, widened by ``gamma^2`` times the elapsed time), ``backward``
+from its future (the next skill's likelihood and backward message, widened the same way), and ``likelihood``,
+the product of its matches' messages.  A match is updated from its players' *cavities* (posterior divided by
+that match's own message); its new messages replace the old.  The schedule is the reference implementation's:
+a first forward pass (which is exactly :class:`podium.TrueSkill`'s online replay with ``tau = 0`` and
+``drift = gamma``, run by the same kernel), then backward and forward sweeps over the batches, each batch's
+matches updated once per visit, until no posterior mean or standard deviation moves by ``tolerance``.
+
+Evidence (:attr:`Smoothed.log_evidence`) is EP's estimate of ``log P(all outcomes)`` at the fixed point
+(Minka 2001; Rasmussen & Williams 2006, eq. 3.65, for a chain of variables): with ``Z_m`` the probability of
+match ``m``'s outcome under its players' cavities (exact, :func:`podium.ordering.log_outcome` for three or more
+teams), ``c_p`` and ``g_p`` the cavity and message of player slot ``p``, and ``M(q; g) = log int q(s) g(s) ds``,
+
+    log Z_EP = sum_m [log Z_m - sum_{p in m} M(c_p; g_p)] + sum_players log int prior * walk * prod_k lik_k
+
+where the last term is a Kalman filter's evidence of each player's chain with the likelihood messages as
+observations.  After the first pass alone it is :attr:`Smoothed.online_log_evidence`, the prequential
+``sum_m log P(outcome_m | earlier matches)``, which a filter's mean log-likelihood estimates too.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..match import Match, Matches
+from ..numerics import jit
+from ..rating import Rating
+from .base import Hyperparameters, most_teams
+from .trueskill import (SIGMA_MAX, ConvergenceWarning, TrueSkill, _log_outcome, _skill_var, _team_priors,
+                        rate_teams, replay_trueskill)
+
+__all__ = ["TrueSkillThroughTime", "Smoothed"]
+
+# Expectation propagation inside one match of three or more teams: tighter than TrueSkill's default, so that a
+# match's messages are settled well below the smoother's own tolerance.
+MATCH_TOLERANCE = 1e-9
+MATCH_ITERATIONS = 100
+# Knots of the level correction (see :meth:`TrueSkillThroughTime._level`): at most this many batch times.
+LEVEL_KNOTS = 256
+_LOG_2PI = math.log(2.0 * math.pi)
+
+
+# -- the history's structure --------------------------------------------------------------------------------
+@jit
+def _permute(match_start: NDArray[np.int64], team_start: NDArray[np.int64], team_rank: NDArray[np.int64],
+             player: NDArray[np.int64], weight: NDArray[np.float64], order: NDArray[np.int64]
+             ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], NDArray[np.float64],
+                        NDArray[np.int64]]:
+    """The matches in ``order``, as new CSR arrays; also each new slot's slot in the original arrays."""
+    n = len(order)
+    ms = np.empty(n + 1, dtype=np.int64)
+    ts = np.empty(len(team_start), dtype=np.int64)
+    tr = np.empty(len(team_rank), dtype=np.int64)
+    pl = np.empty(len(player), dtype=np.int64)
+    wt = np.empty(len(weight))
+    src = np.empty(len(player), dtype=np.int64)
+    ms[0] = 0
+    ts[0] = 0
+    t = 0
+    p = 0
+    for j in range(n):
+        m = order[j]
+        for u in range(match_start[m], match_start[m + 1]):
+            tr[t] = team_rank[u]
+            for q in range(team_start[u], team_start[u + 1]):
+                pl[p] = player[q]
+                wt[p] = weight[q]
+                src[p] = q
+                p += 1
+            t += 1
+            ts[t] = p
+        ms[j + 1] = t
+    return ms, ts, tr, pl, wt, src
+
+
+@jit
+def _structure(match_start: NDArray[np.int64], team_start: NDArray[np.int64], player: NDArray[np.int64],
+               time: NDArray[np.float64], n_players: int
+               ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], NDArray[np.int64],
+                          NDArray[np.float64], NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
+    """Batches and skill variables of a history sorted by time.
+
+    A batch is a run of matches with equal ``time``; a skill variable is one player in one batch.  Returns
+    ``slot_sv`` (each player slot's skill variable), ``sv_player``, ``sv_prev``, ``sv_next`` (the same player's
+    skill variable in their previous / next batch, -1 if none), ``sv_time``, ``batch_start`` (first match of
+    each batch, and the number of matches), ``sv_batch_start`` (first skill variable of each batch) and
+    ``sv_match`` (the first match of each skill variable).  Skill variables are numbered batch by batch.
+    """
+    n_m = len(match_start) - 1
+    n_slots = len(player)
+    slot_sv = np.empty(n_slots, dtype=np.int64)
+    sv_player = np.empty(n_slots, dtype=np.int64)
+    sv_prev = np.empty(n_slots, dtype=np.int64)
+    sv_time = np.empty(n_slots)
+    sv_match = np.empty(n_slots, dtype=np.int64)
+    last_sv = np.full(n_players, -1, dtype=np.int64)
+    last_batch = np.full(n_players, -1, dtype=np.int64)
+    batch_start = np.empty(n_m + 1, dtype=np.int64)
+    sv_batch_start = np.empty(n_m + 1, dtype=np.int64)
+    b = 0
+    k = 0
+    for m in range(n_m):
+        if m == 0 or time[m] != time[m - 1]:
+            batch_start[b] = m
+            sv_batch_start[b] = k
+            b += 1
+        for p in range(team_start[match_start[m]], team_start[match_start[m + 1]]):
+            i = player[p]
+            if last_batch[i] != b - 1:
+                sv_player[k] = i
+                sv_prev[k] = last_sv[i]
+                sv_time[k] = time[m]
+                sv_match[k] = m
+                last_sv[i] = k
+                last_batch[i] = b - 1
+                k += 1
+            slot_sv[p] = last_sv[i]
+    batch_start[b] = n_m
+    sv_batch_start[b] = k
+    sv_next = np.full(k, -1, dtype=np.int64)
+    for j in range(k):
+        if sv_prev[j] >= 0:
+            sv_next[sv_prev[j]] = j
+    return (slot_sv, sv_player[:k].copy(), sv_prev[:k].copy(), sv_next, sv_time[:k].copy(),
+            batch_start[:b + 1].copy(), sv_batch_start[:b + 1].copy(), sv_match[:k].copy())
+
+
+# -- Gaussian messages in natural parameters ----------------------------------------------------------------
+@jit
+def _forget(p: float, t: float, q: float) -> tuple[float, float]:
+    """A message ``(pi, tau)`` widened by the random walk's variance ``q`` (uninformative stays uninformative)."""
+    if p <= 0.0 or q <= 0.0:
+        return (p, t) if p > 0.0 else (0.0, 0.0)
+    v = min(1.0 / p + q, SIGMA_MAX * SIGMA_MAX)
+    return 1.0 / v, (t / p) / v
+
+
+@jit
+def _log_mass(p: float, t: float, dp: float, dt: float) -> float:
+    """``log int N(s; m, 1/p) exp(dt s - dp s^2 / 2) ds`` with ``m = t / p``: a site's mass under a belief.
+
+    ``= dt m - dp m^2 / 2 - log(1 + dp / p) / 2 + (dt - dp m)^2 / (2 (p + dp))`` (complete the square
+    around ``m``; no difference of large log-normalizers).
+    """
+    m = t / p
+    return dt * m - 0.5 * dp * m * m - 0.5 * math.log1p(dp / p) + 0.5 * (dt - dp * m) ** 2 / (p + dp)
+
+
+# -- the first pass: TrueSkill's online replay --------------------------------------------------------------
+@jit
+def _from_filter(match_start: NDArray[np.int64], team_start: NDArray[np.int64], team_rank: NDArray[np.int64],
+                 player: NDArray[np.int64], weight: NDArray[np.float64], time: NDArray[np.float64],
+                 slot_sv: NDArray[np.int64], hist_mu: NDArray[np.float64], hist_sigma: NDArray[np.float64],
+                 n_players: int, mu0: float, sigma0: float, gamma2: float, beta2: float, margin: float,
+                 fwd_p: NDArray[np.float64], fwd_t: NDArray[np.float64], lik_p: NDArray[np.float64],
+                 lik_t: NDArray[np.float64], msg_p: NDArray[np.float64], msg_t: NDArray[np.float64],
+                 loglik: NDArray[np.float64]) -> None:
+    """The messages of an online TrueSkill replay (``hist_mu, hist_sigma``: every slot's rating after its match).
+
+    Each slot's cavity is the rating the replay brought to it (the prior, the rating after the same player's
+    previous match, widened by :func:`_skill_var` across batches, exactly as the replay did); its message is
+    the rating after the match divided by that cavity; ``loglik[m]`` is ``log P(outcome)`` under the cavities.
+    """
+    last_slot = np.full(n_players, -1, dtype=np.int64)
+    last_time = np.full(n_players, np.nan)
+    width = most_teams(match_start)
+    players = 1
+    for m in range(len(match_start) - 1):
+        players = max(players, team_start[match_start[m + 1]] - team_start[match_start[m]])
+    tm = np.empty(width)
+    tv = np.empty(width)
+    size = np.empty(width)
+    cav_mu = np.empty(len(player))
+    cav_var = np.empty(players)
+    ident = np.arange(len(player))
+    lik_p[:] = 0.0
+    lik_t[:] = 0.0
+    for m in range(len(match_start) - 1):
+        t0 = match_start[m]
+        n = match_start[m + 1] - t0
+        p0 = team_start[t0]
+        p1 = team_start[t0 + n]
+        for p in range(p0, p1):
+            i = player[p]
+            q = last_slot[i]
+            k = slot_sv[p]
+            if q < 0:
+                cm, cv = mu0, _skill_var(sigma0, 0.0, gamma2, time[m], last_time[i])
+            else:
+                cm, cv = hist_mu[q], _skill_var(hist_sigma[q], 0.0, gamma2, time[m], last_time[i])
+            if q < 0 or slot_sv[q] != k:
+                fwd_p[k] = 1.0 / cv
+                fwd_t[k] = cm / cv
+            cav_mu[p] = cm
+            cav_var[p - p0] = cv
+        _team_priors(team_start, t0, n, ident, weight, cav_mu, cav_var, p0, beta2, tm, tv, size)
+        loglik[m] = _log_outcome(tm[:n], tv[:n], team_rank[t0:t0 + n], size[:n], margin)
+        for p in range(p0, p1):
+            i = player[p]
+            k = slot_sv[p]
+            post = hist_sigma[p] ** 2
+            cp = 1.0 / cav_var[p - p0]
+            mp = max(1.0 / post - cp, 0.0)
+            mt = hist_mu[p] / post - cav_mu[p] * cp
+            msg_p[p] = mp
+            msg_t[p] = mt
+            lik_p[k] += mp
+            lik_t[k] += mt
+            last_slot[i] = p
+            last_time[i] = time[m]
+
+
+# -- smoothing sweeps ---------------------------------------------------------------------------------------
+@jit
+def _update_match(m: int, match_start: NDArray[np.int64], team_start: NDArray[np.int64],
+                  team_rank: NDArray[np.int64], weight: NDArray[np.float64], slot_sv: NDArray[np.int64],
+                  fwd_p: NDArray[np.float64], fwd_t: NDArray[np.float64], bwd_p: NDArray[np.float64],
+                  bwd_t: NDArray[np.float64], lik_p: NDArray[np.float64], lik_t: NDArray[np.float64],
+                  msg_p: NDArray[np.float64], msg_t: NDArray[np.float64], beta2: float, margin: float,
+                  ident: NDArray[np.int64], cav_mu: NDArray[np.float64], cav_var: NDArray[np.float64],
+                  tm: NDArray[np.float64], tv: NDArray[np.float64], size: NDArray[np.float64],
+                  pi: NDArray[np.float64], tau_msg: NDArray[np.float64], order: NDArray[np.int64],
+                  starts: NDArray[np.int64], iw: NDArray[np.int64], fw: NDArray[np.float64],
+                  new_mu: NDArray[np.float64], new_var: NDArray[np.float64]) -> int:
+    """Re-rate match ``m`` from its players' cavities and replace its messages; return unconverged EP runs."""
+    t0 = match_start[m]
+    n = match_start[m + 1] - t0
+    p0 = team_start[t0]
+    p1 = team_start[t0 + n]
+    for p in range(p0, p1):
+        k = slot_sv[p]
+        cp = fwd_p[k] + bwd_p[k] + lik_p[k] - msg_p[p]
+        cav_var[p - p0] = 1.0 / cp
+        cav_mu[p] = (fwd_t[k] + bwd_t[k] + lik_t[k] - msg_t[p]) / cp
+    bad = rate_teams(team_start, t0, n, ident, weight, cav_mu, cav_var, p0, team_rank[t0:t0 + n], beta2, margin,
+                     MATCH_TOLERANCE, MATCH_ITERATIONS, tm, tv, size, pi, tau_msg, order, starts, iw, fw,
+                     new_mu, new_var)
+    for p in range(p0, p1):
+        k = slot_sv[p]
+        cp = 1.0 / cav_var[p - p0]
+        nv = new_var[p - p0]
+        mp = max(1.0 / nv - cp, 0.0)  # a truncation never widens a belief; only rounding could make it negative
+        mt = (cav_mu[p] + new_mu[p - p0]) / nv - cav_mu[p] * cp
+        lik_p[k] += mp - msg_p[p]
+        lik_t[k] += mt - msg_t[p]
+        msg_p[p] = mp
+        msg_t[p] = mt
+    return bad
+
+
+@jit
+def _sweep(match_start: NDArray[np.int64], team_start: NDArray[np.int64], team_rank: NDArray[np.int64],
+           weight: NDArray[np.float64], slot_sv: NDArray[np.int64], sv_prev: NDArray[np.int64],
+           sv_next: NDArray[np.int64], sv_time: NDArray[np.float64], batch_start: NDArray[np.int64],
+           sv_batch_start: NDArray[np.int64], prior_p: float, prior_t: float, gamma2: float,
+           fwd_p: NDArray[np.float64], fwd_t: NDArray[np.float64], bwd_p: NDArray[np.float64],
+           bwd_t: NDArray[np.float64], lik_p: NDArray[np.float64], lik_t: NDArray[np.float64],
+           msg_p: NDArray[np.float64], msg_t: NDArray[np.float64], beta2: float, margin: float,
+           unconverged: NDArray[np.int64]) -> float:
+    """One backward and one forward sweep over the batches; return the largest move of a posterior.
+
+    Backward, from the second-last batch to the first: each skill variable's backward message is renewed from
+    the same player's next skill variable, then the batch's matches are re-rated.  Forward, from the second batch
+    to the last: the forward messages are renewed from the previous skill variables, then the matches re-rated.
+    The move is ``max(|d mu|, |d sigma|)`` of a skill variable's posterior over its batch's update (the reference
+    implementation's convergence test).  A history of one batch re-rates that batch once.
+    """
+    n_batches = len(batch_start) - 1
+    width = most_teams(match_start)
+    players = 1
+    for m in range(len(match_start) - 1):
+        players = max(players, team_start[match_start[m + 1]] - team_start[match_start[m]])
+    ident = np.arange(len(slot_sv))
+    cav_mu = np.empty(len(slot_sv))
+    cav_var = np.empty(players)
+    new_mu = np.empty(players)
+    new_var = np.empty(players)
+    tm = np.empty(width)
+    tv = np.empty(width)
+    size = np.empty(width)
+    pi = np.empty(width)
+    tau_msg = np.empty(width)
+    order = np.empty(width, dtype=np.int64)
+    starts = np.empty(width + 1, dtype=np.int64)
+    iw = np.empty((2, width), dtype=np.int64)
+    fw = np.empty((11, width))
+    most = 0
+    for b in range(n_batches):
+        most = max(most, sv_batch_start[b + 1] - sv_batch_start[b])
+    old_mu = np.empty(most)
+    old_sd = np.empty(most)
+    step = 0.0
+    for half in range(2):
+        if n_batches == 1:
+            if half == 1:
+                break
+            first, last, inc = 0, 1, 1
+        elif half == 0:
+            first, last, inc = n_batches - 2, -1, -1
+        else:
+            first, last, inc = 1, n_batches, 1
+        for b in range(first, last, inc):
+            k0, k1 = sv_batch_start[b], sv_batch_start[b + 1]
+            for k in range(k0, k1):
+                p = fwd_p[k] + bwd_p[k] + lik_p[k]
+                old_mu[k - k0] = (fwd_t[k] + bwd_t[k] + lik_t[k]) / p
+                old_sd[k - k0] = 1.0 / math.sqrt(p)
+                if n_batches == 1:
+                    continue
+                if half == 0:
+                    j = sv_next[k]
+                    if j >= 0:
+                        bwd_p[k], bwd_t[k] = _forget(lik_p[j] + bwd_p[j], lik_t[j] + bwd_t[j],
+                                                     gamma2 * (sv_time[j] - sv_time[k]))
+                    else:
+                        bwd_p[k] = bwd_t[k] = 0.0
+                else:
+                    j = sv_prev[k]
+                    if j >= 0:
+                        fwd_p[k], fwd_t[k] = _forget(fwd_p[j] + lik_p[j], fwd_t[j] + lik_t[j],
+                                                     gamma2 * (sv_time[k] - sv_time[j]))
+                    else:
+                        fwd_p[k], fwd_t[k] = prior_p, prior_t
+            for m in range(batch_start[b], batch_start[b + 1]):
+                unconverged[0] += _update_match(m, match_start, team_start, team_rank, weight, slot_sv, fwd_p, fwd_t,
+                                                bwd_p, bwd_t, lik_p, lik_t, msg_p, msg_t, beta2, margin, ident,
+                                                cav_mu, cav_var, tm, tv, size, pi, tau_msg, order, starts, iw, fw,
+                                                new_mu, new_var)
+            for k in range(k0, k1):
+                p = fwd_p[k] + bwd_p[k] + lik_p[k]
+                step = max(step, abs((fwd_t[k] + bwd_t[k] + lik_t[k]) / p - old_mu[k - k0]),
+                           abs(1.0 / math.sqrt(p) - old_sd[k - k0]))
+    return step
+
+
+# -- the level of the field ----------------------------------------------------------------------------------
+@jit
+def _basis(t: float, knots: NDArray[np.float64]) -> tuple[int, float]:
+    """The hat functions over ``knots`` at time ``t``: ``(j, u)`` means weight ``1 - u`` on knot ``j`` and ``u``
+    on knot ``j + 1``."""
+    g = len(knots)
+    if g == 1 or t <= knots[0]:
+        return 0, 0.0
+    if t >= knots[g - 1]:
+        return g - 2, 1.0
+    lo, hi = 0, g - 1
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if knots[mid] <= t:
+            lo = mid
+        else:
+            hi = mid
+    return lo, (t - knots[lo]) / (knots[lo + 1] - knots[lo])
+
+
+@jit
+def _level_system(sv_prev: NDArray[np.int64], sv_time: NDArray[np.float64], mu: NDArray[np.float64],
+                  knots: NDArray[np.float64], mu0: float, prior_p: float, gamma2: float,
+                  a: NDArray[np.float64], rhs: NDArray[np.float64]) -> None:
+    """Normal equations of the level correction ``c(t) = sum_j x_j hat_j(t)``: ``a x = rhs`` minimizes
+
+        sum_first prior_p (mu_k + c(t_k) - mu0)^2 / 2 + sum_walk (mu_k - mu_j + c(t_k) - c(t_j))^2 / (2 gamma^2 (t_k - t_j))
+
+    over the players' first skills and consecutive pairs ``j -> k`` (with ``gamma = 0``, one constant).
+    """
+    g = len(knots)
+    a[:, :] = 0.0
+    rhs[:] = 0.0
+    idx = np.empty(4, dtype=np.int64)
+    val = np.empty(4)
+    for k in range(len(sv_prev)):
+        j = sv_prev[k]
+        n = 0
+        if j < 0:
+            w = prior_p
+            r = mu[k] - mu0
+        else:
+            if gamma2 == 0.0 or g == 1:
+                continue
+            w = 1.0 / (gamma2 * (sv_time[k] - sv_time[j]))
+            r = mu[k] - mu[j]
+            b, u = _basis(sv_time[j], knots)
+            idx[0], val[0] = b, -(1.0 - u)
+            idx[1], val[1] = b + 1, -u
+            n = 2
+        if g == 1:
+            idx[n], val[n] = 0, 1.0
+            n += 1
+        else:
+            b, u = _basis(sv_time[k], knots)
+            idx[n], val[n] = b, 1.0 - u
+            idx[n + 1], val[n + 1] = b + 1, u
+            n += 2
+        for x in range(n):
+            rhs[idx[x]] -= w * r * val[x]
+            for y in range(n):
+                a[idx[x], idx[y]] += w * val[x] * val[y]
+
+
+@jit
+def _shift_levels(slot_sv: NDArray[np.int64], sv_time: NDArray[np.float64], knots: NDArray[np.float64],
+                  x: NDArray[np.float64], lik_p: NDArray[np.float64], lik_t: NDArray[np.float64],
+                  msg_p: NDArray[np.float64], msg_t: NDArray[np.float64]) -> None:
+    """Move every match's messages by the level correction at its time: a site ``(pi, tau)`` for the mean
+    ``tau / pi`` becomes ``(pi, tau + pi c)`` (a match's messages move with its players' common level)."""
+    for k in range(len(sv_time)):
+        b, u = _basis(sv_time[k], knots)
+        c = x[b] if len(knots) == 1 else (1.0 - u) * x[b] + u * x[b + 1]
+        lik_t[k] += lik_p[k] * c
+    for p in range(len(slot_sv)):
+        k = slot_sv[p]
+        b, u = _basis(sv_time[k], knots)
+        c = x[b] if len(knots) == 1 else (1.0 - u) * x[b] + u * x[b + 1]
+        msg_t[p] += msg_p[p] * c
+
+
+@jit
+def _chain_messages(sv_prev: NDArray[np.int64], sv_next: NDArray[np.int64], sv_time: NDArray[np.float64],
+                    prior_p: float, prior_t: float, gamma2: float, fwd_p: NDArray[np.float64],
+                    fwd_t: NDArray[np.float64], bwd_p: NDArray[np.float64], bwd_t: NDArray[np.float64],
+                    lik_p: NDArray[np.float64], lik_t: NDArray[np.float64]) -> None:
+    """Every skill variable's forward and backward messages from the likelihoods as they stand (the exact
+    Gaussian chain: skill variables are numbered in time order, so one pass each way)."""
+    for k in range(len(sv_prev)):
+        j = sv_prev[k]
+        if j < 0:
+            fwd_p[k], fwd_t[k] = prior_p, prior_t
+        else:
+            fwd_p[k], fwd_t[k] = _forget(fwd_p[j] + lik_p[j], fwd_t[j] + lik_t[j], gamma2 * (sv_time[k] - sv_time[j]))
+    for k in range(len(sv_prev) - 1, -1, -1):
+        j = sv_next[k]
+        if j < 0:
+            bwd_p[k] = bwd_t[k] = 0.0
+        else:
+            bwd_p[k], bwd_t[k] = _forget(lik_p[j] + bwd_p[j], lik_t[j] + bwd_t[j], gamma2 * (sv_time[j] - sv_time[k]))
+
+
+# -- evidence -----------------------------------------------------------------------------------------------
+@jit
+def _evidence(match_start: NDArray[np.int64], team_start: NDArray[np.int64], team_rank: NDArray[np.int64],
+              weight: NDArray[np.float64], slot_sv: NDArray[np.int64], sv_prev: NDArray[np.int64],
+              sv_next: NDArray[np.int64], sv_time: NDArray[np.float64], prior_p: float, prior_t: float,
+              gamma2: float, fwd_p: NDArray[np.float64], fwd_t: NDArray[np.float64], bwd_p: NDArray[np.float64],
+              bwd_t: NDArray[np.float64], lik_p: NDArray[np.float64], lik_t: NDArray[np.float64],
+              msg_p: NDArray[np.float64], msg_t: NDArray[np.float64], beta2: float, margin: float,
+              loo: NDArray[np.float64]) -> float:
+    """EP's ``log P(all outcomes)`` (see the module docstring); ``loo[m]`` receives ``log Z_m``, the
+    probability of match ``m``'s outcome under its cavities (the posterior without that match)."""
+    width = most_teams(match_start)
+    players = 1
+    for m in range(len(match_start) - 1):
+        players = max(players, team_start[match_start[m + 1]] - team_start[match_start[m]])
+    tm = np.empty(width)
+    tv = np.empty(width)
+    size = np.empty(width)
+    cav_mu = np.empty(len(slot_sv))
+    cav_var = np.empty(players)
+    ident = np.arange(len(slot_sv))
+    total = 0.0
+    for m in range(len(match_start) - 1):
+        t0 = match_start[m]
+        n = match_start[m + 1] - t0
+        p0 = team_start[t0]
+        p1 = team_start[t0 + n]
+        for p in range(p0, p1):
+            k = slot_sv[p]
+            cp = fwd_p[k] + bwd_p[k] + lik_p[k] - msg_p[p]
+            ct = fwd_t[k] + bwd_t[k] + lik_t[k] - msg_t[p]
+            cav_var[p - p0] = 1.0 / cp
+            cav_mu[p] = ct / cp
+            total -= _log_mass(cp, ct, msg_p[p], msg_t[p])
+        _team_priors(team_start, t0, n, ident, weight, cav_mu, cav_var, p0, beta2, tm, tv, size)
+        loo[m] = _log_outcome(tm[:n], tv[:n], team_rank[t0:t0 + n], size[:n], margin)
+        total += loo[m]
+    for k0 in range(len(sv_prev)):  # each player's chain, from its first skill variable: a Kalman filter
+        if sv_prev[k0] >= 0:
+            continue
+        a_p, a_t = prior_p, prior_t
+        k = k0
+        while True:
+            total += _log_mass(a_p, a_t, lik_p[k], lik_t[k])
+            j = sv_next[k]
+            if j < 0:
+                break
+            a_p, a_t = _forget(a_p + lik_p[k], a_t + lik_t[k], gamma2 * (sv_time[j] - sv_time[k]))
+            k = j
+    return total
+
+
+# -- the result ---------------------------------------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class SmoothTrajectory:
+    """A player's smoothed skill at each batch they played in.
+
+    ``match`` is the index (in the history as given) of the player's first match of that batch, ``time`` the
+    batch's time, ``mu`` and ``sigma`` the posterior given the whole history.
+    """
+
+    player: str
+    match: NDArray[np.int64]
+    time: NDArray[np.float64]
+    mu: NDArray[np.float64]
+    sigma: NDArray[np.float64]
+
+
+class Smoothed:
+    """The result of :meth:`TrueSkillThroughTime.smooth`: every player's skill through time, given all matches.
+
+    Attributes
+    ----------
+    log_evidence : float
+        EP's estimate of ``log P(all outcomes)`` at the fixed point (the model's marginal likelihood: what
+        :func:`podium.fit` maximizes with ``metric="log_evidence"``).
+    online_log_evidence : float
+        ``sum_m log P(outcome_m | earlier matches)`` from the first (filtering) pass: the prequential score,
+        comparable with a filter's summed log-likelihood.
+    loo_log_likelihood : float
+        ``sum_m log P(outcome_m | all other matches)`` under the converged cavities (what the reference
+        package's ``History.log_evidence()`` returns after ``convergence()``; it uses each match's future too,
+        so it is not a probability of the history).
+    iterations : int
+        Backward-forward sweeps run after the first pass.
+    step : float
+        The largest move of a posterior mean or standard deviation in the last sweep.
+    converged : bool
+        Whether ``step`` fell below the tolerance.
+    matches : int
+        How many matches were smoothed.
+    """
+
+    def __init__(self, model: TrueSkillThroughTime, players: list[str], time_is_date: bool,
+                 sv_player: NDArray[np.int64], sv_time: NDArray[np.float64], sv_match: NDArray[np.int64],
+                 sv_prev: NDArray[np.int64], sv_next: NDArray[np.int64], fwd: NDArray[np.float64],
+                 bwd: NDArray[np.float64], lik: NDArray[np.float64], log_evidence: float,
+                 online_log_evidence: float, loo_log_likelihood: float, iterations: int, step: float,
+                 converged: bool, matches: int) -> None:
+        self.model = model
+        self.players = players
+        self.time_is_date = time_is_date
+        self.log_evidence = log_evidence
+        self.online_log_evidence = online_log_evidence
+        self.loo_log_likelihood = loo_log_likelihood
+        self.iterations = iterations
+        self.step = step
+        self.converged = converged
+        self.matches = matches
+        # Skill variables grouped by player (stable, so each player's are in time order).
+        by_player = np.argsort(sv_player, kind="stable")
+        self._order = by_player
+        self._start = np.searchsorted(sv_player[by_player], np.arange(len(players) + 1))
+        self._player = sv_player
+        self._time = sv_time
+        self._match = sv_match
+        self._prev = sv_prev
+        self._next = sv_next
+        self._fwd = fwd  # (2, K): pi and tau of each message
+        self._bwd = bwd
+        self._lik = lik
+        p = fwd[0] + bwd[0] + lik[0]
+        self._mu = (fwd[1] + bwd[1] + lik[1]) / p
+        self._sigma = 1.0 / np.sqrt(p)
+        self._index = {name: i for i, name in enumerate(players)}
+
+    def __repr__(self) -> str:
+        return (f"Smoothed({self.matches} matches, {len(self.players)} players, log_evidence={self.log_evidence:.6g}, "
+                f"iterations={self.iterations}, converged={self.converged})")
+
+    def _rows(self, player: str) -> NDArray[np.int64]:
+        if not isinstance(player, str) or player not in self._index:
+            raise KeyError(f"'player': {player!r:.80} played no match of this history.")
+        i = self._index[player]
+        return self._order[self._start[i]:self._start[i + 1]]
+
+    def trajectory(self, player: str) -> SmoothTrajectory:
+        """The player's smoothed skill at each batch (time) they played in."""
+        rows = self._rows(player)
+        return SmoothTrajectory(player, self._match[rows].copy(), self._time[rows].copy(), self._mu[rows].copy(),
+                                self._sigma[rows].copy())
+
+    def ratings(self, at: float | str | None = None) -> dict[str, Rating]:
+        """Everyone's smoothed skill at time ``at`` (default: the history's last time), given all matches.
+
+        Between two of a player's batches ``t_1 < at < t_2`` the skill is the random walk's bridge: the forward
+        belief after ``t_1`` widened by ``gamma^2 (at - t_1)`` times the backward message from ``t_2`` widened
+        by ``gamma^2 (t_2 - at)`` (exact for the Gaussian walk); after the last batch, the last posterior widened
+        by ``gamma^2 (at - t_last)``.  Players whose first match is after ``at`` are left out.  ``at`` is a
+        number on the history's time axis, or a date or ISO-8601 string when its times are dates.
+        """
+        when = self._when(at)
+        gamma2 = float(self.model.gamma) ** 2
+        out: dict[str, Rating] = {}
+        for i, name in enumerate(self.players):
+            rows = self._order[self._start[i]:self._start[i + 1]]
+            times = self._time[rows]
+            j = int(np.searchsorted(times, when, side="right")) - 1
+            if j < 0:
+                continue
+            k = rows[j]
+            if times[j] == when:
+                out[name] = Rating(float(self._mu[k]), float(self._sigma[k]))
+                continue
+            fp, ft = _forget(self._fwd[0, k] + self._lik[0, k], self._fwd[1, k] + self._lik[1, k],
+                             gamma2 * (when - times[j]))
+            n = self._next[k]
+            bp = bt = 0.0
+            if n >= 0:
+                bp, bt = _forget(self._lik[0, n] + self._bwd[0, n], self._lik[1, n] + self._bwd[1, n],
+                                 gamma2 * (self._time[n] - when))
+            p = fp + bp
+            out[name] = Rating(float((ft + bt) / p), float(1.0 / math.sqrt(p)))
+        return out
+
+    def _when(self, at: float | str | None) -> float:
+        if at is None:
+            return float(self._time.max()) if len(self._time) else 0.0
+        from ..match import parse_time
+
+        value = parse_time(at, "at")
+        if value != value:
+            raise ValueError(f"'at' must be a time on the history's axis. Got {at!r:.80}.")
+        return value
+
+    def leaderboard(self, at: float | str | None = None, k: float = 3.0, *, top: int | None = None,
+                    min_games: int = 0) -> list[Any]:
+        """Players sorted by ``mu - k sigma`` of their smoothed skill at ``at`` (see :meth:`ratings`).
+
+        ``games`` in each row counts the batches the player had played in by ``at``; ``min_games`` leaves out
+        players with fewer.
+        """
+        from ..league import LeaderboardRow
+
+        when = self._when(at)
+        ratings = self.ratings(at)
+        names = list(ratings)
+        games = np.array([int(np.searchsorted(self._time[self._rows(n)], when, side="right")) for n in names],
+                         dtype=np.int64)
+        mu = np.array([ratings[n].mu for n in names])
+        sigma = np.array([ratings[n].sigma for n in names])
+        score = mu - k * sigma
+        keep = np.flatnonzero(games >= min_games)
+        order = keep[np.lexsort((np.array(names, dtype=object)[keep] if len(names) else keep, -score[keep]))]
+        if top is not None:
+            order = order[:top]
+        return [LeaderboardRow(r + 1, names[i], float(mu[i]), float(sigma[i]), float(score[i]), int(games[i]))
+                for r, i in enumerate(order)]
+
+    def to_frame(self) -> Any:
+        """A pandas ``DataFrame``, one row per player and batch: ``player, time, match, mu, sigma`` (pandas
+        must be installed; times that are dates become timestamps)."""
+        import pandas as pd
+
+        frame = pd.DataFrame(self._columns())
+        if self.time_is_date:
+            frame["time"] = pd.to_datetime(frame["time"], unit="D")
+        return frame
+
+    def _columns(self) -> dict[str, Any]:
+        rows = self._order
+        return {"player": np.array(self.players, dtype=object)[self._player[rows]], "time": self._time[rows],
+                "match": self._match[rows], "mu": self._mu[rows], "sigma": self._sigma[rows]}
+
+    def write_csv(self, path: Any) -> None:
+        """The trajectories as CSV (:meth:`to_frame`'s columns; dates as ISO-8601), without pandas."""
+        import csv
+
+        from ..match import format_time
+
+        cols = self._columns()
+        with open(path, "w", newline="", encoding="utf-8") as fh:
+            out = csv.writer(fh)
+            out.writerow(["player", "time", "match", "mu", "sigma"])
+            for name, t, m, mu, sd in zip(cols["player"], cols["time"], cols["match"], cols["mu"], cols["sigma"]):
+                out.writerow([name, format_time(float(t), self.time_is_date), int(m), repr(float(mu)),
+                              repr(float(sd))])
+
+
+# -- the model ------------------------------------------------------------------------------------------------
+class TrueSkillThroughTime(Hyperparameters):
+    """TrueSkill Through Time: TrueSkill smoothed over the whole history (Dangauthier et al. 2007).
+
+    Parameters
+    ----------
+    mu, sigma : float, default 0 and 6
+        A new player's skill ``N(mu, sigma^2)`` (the reference package's scale: ``beta = 1``).
+    beta : float, default 1
+        Standard deviation of a performance around the skill.
+    gamma : float, default 0.03
+        The random walk of skills: variance ``gamma^2`` per unit of time between a player's batches.  Without
+        times (every ``Match.time`` unknown) each match is its own batch at time = its index in the history.
+    draw_probability : float, default 0.10
+        Probability of a draw between two equal one-player teams; the draw margin is TrueSkill's,
+        ``Phi^-1((p + 1)/2) sqrt(n1 + n2) beta``.  With 0, a history with a draw is refused.
+
+    Notes
+    -----
+    A match's factor graph, non-finishers included, is :class:`podium.TrueSkill`'s (the same compiled code).
+    :meth:`smooth` with ``max_iterations=0`` runs only the first, filtering pass: its ratings are those of
+    ``TrueSkill(mu=mu, sigma=sigma, beta=beta, tau=0, drift=gamma, draw_probability=...)`` replayed in time
+    order.  Where a match has a tied group of three or more teams, TrueSkill's rotation average is used (the
+    reference package chains such a group in the order listed).
+    """
+
+    _fit_space = {"beta": "positive", "gamma": "positive", "sigma": "positive", "draw_probability": "probability"}
+    _fit_default = ("beta", "gamma")
+
+    def _fit_start(self, name: str) -> float:
+        if name == "gamma" and self.gamma == 0:
+            return float(self.sigma) / 200.0
+        return float(getattr(self, name))
+
+    def __init__(self, *, mu: float = 0.0, sigma: float = 6.0, beta: float = 1.0, gamma: float = 0.03,
+                 draw_probability: float = 0.10) -> None:
+        self.mu = mu
+        self.sigma = sigma
+        self.beta = beta
+        self.gamma = gamma
+        self.draw_probability = draw_probability
+        self._finite("mu", mu)
+        self._positive("sigma", sigma)
+        self._positive("beta", beta)
+        self._non_negative("gamma", gamma)
+        self._probability("draw_probability", draw_probability)
+        for name in ("sigma", "beta", "gamma"):
+            if getattr(self, name) > SIGMA_MAX:
+                raise ValueError(f"The {name!r} parameter of TrueSkillThroughTime must be at most {SIGMA_MAX:g}. "
+                                 f"Got {getattr(self, name)!r} instead.")
+        self._filter = TrueSkill(mu=float(mu), sigma=float(sigma), beta=float(beta), tau=0.0, drift=float(gamma),
+                                 draw_probability=float(draw_probability), tolerance=MATCH_TOLERANCE,
+                                 max_iterations=MATCH_ITERATIONS)
+
+    @property
+    def filter(self) -> TrueSkill:
+        """The online model of the first pass: ``TrueSkill(..., tau=0, drift=gamma)`` with the same factors."""
+        return self._filter
+
+    def smooth(self, matches: Matches | Iterable[Match], *, tolerance: float = 1e-6, max_iterations: int = 100,
+               progress: bool = False) -> Smoothed:
+        """Smooth a history: expectation propagation over all its matches, until no posterior moves.
+
+        Parameters
+        ----------
+        matches : Matches or iterable of Match
+            The history; matches are taken in time order (stable: equal times keep their order and form one
+            batch).  Times must be all known or all unknown.
+        tolerance : float, default 1e-6
+            Stop when a backward-forward sweep moves no posterior mean or standard deviation by this much.
+        max_iterations : int, default 100
+            Most sweeps after the first pass (0: the first, filtering pass only).  Reaching it without
+            converging gives a :class:`podium.ConvergenceWarning`.
+        progress : bool
+            Show a progress bar (rich) of the sweeps.
+        """
+        packed = matches if isinstance(matches, Matches) else Matches.from_matches(list(matches))
+        tol = self._positive("tolerance", tolerance)
+        if isinstance(max_iterations, bool) or not isinstance(max_iterations, int) or max_iterations < 0:
+            raise ValueError(f"'max_iterations' must be a non-negative int. Got {max_iterations!r:.80}.")
+        n_m = len(packed)
+        time = np.asarray(packed.time, dtype=np.float64)
+        unknown = np.isnan(time)
+        if unknown.any() and not unknown.all():
+            first = int(np.flatnonzero(unknown)[0])
+            raise ValueError(f"'time': {int(unknown.sum())} of {n_m} matches have no time (the first is match "
+                             f"{first}); TrueSkillThroughTime needs all times or none.")
+        if unknown.all():
+            time = np.arange(n_m, dtype=np.float64)
+        if not np.isfinite(time).all():
+            bad = int(np.flatnonzero(~np.isfinite(time))[0])
+            raise ValueError(f"'time' of match {bad} is {time[bad]!r}; times must be finite.")
+        if self.draw_probability == 0.0:
+            self._refuse_draws(packed)
+        order = np.argsort(time, kind="stable")
+        ms, ts, tr, pl, wt, _ = _permute(packed.match_start, packed.team_start, packed.team_rank, packed.player,
+                                         packed.weight, order)
+        st = time[order]
+        n_players = len(packed.players)
+        slot_sv, sv_player, sv_prev, sv_next, sv_time, batch_start, sv_batch_start, sv_match = _structure(
+            ms, ts, pl, st, n_players)
+        k = len(sv_player)
+        # The first pass: TrueSkill's online replay, by its own kernel.
+        f = self._filter
+        mu = np.full(n_players, float(self.mu))
+        sd = np.full(n_players, float(self.sigma))
+        hist_mu = np.empty(len(pl))
+        hist_sd = np.empty(len(pl))
+        bad = replay_trueskill(ms, ts, tr, pl, wt, st, mu, sd, np.zeros(n_players, dtype=np.int64),
+                               np.full(n_players, np.nan), hist_mu, hist_sd, np.empty(0), float(self.beta), 0.0,
+                               float(self.gamma), f._margin, MATCH_TOLERANCE, MATCH_ITERATIONS)
+        fwd = np.empty((2, k))
+        bwd = np.zeros((2, k))
+        lik = np.empty((2, k))
+        msg = np.empty((2, len(pl)))
+        online = np.empty(n_m)
+        gamma2 = float(self.gamma) ** 2
+        beta2 = float(self.beta) ** 2
+        _from_filter(ms, ts, tr, pl, wt, st, slot_sv, hist_mu, hist_sd, n_players, float(self.mu), float(self.sigma),
+                     gamma2, beta2, f._margin, fwd[0], fwd[1], lik[0], lik[1], msg[0], msg[1], online)
+        del hist_mu, hist_sd
+        prior_p = 1.0 / float(self.sigma) ** 2
+        prior_t = float(self.mu) * prior_p
+        unconverged = np.zeros(1, dtype=np.int64)
+        unconverged[0] = bad
+        batch_time = sv_time[sv_batch_start[:-1]]
+        knots = batch_time[:1] if gamma2 == 0.0 else np.unique(
+            batch_time[np.linspace(0, len(batch_time) - 1, min(len(batch_time), LEVEL_KNOTS)).round().astype(np.int64)])
+        step = math.inf
+        done = 0
+        bar = None
+        if progress and max_iterations > 0:
+            from rich.progress import Progress
+
+            bar = Progress(transient=True)
+            bar.start()
+            task = bar.add_task("smoothing", total=max_iterations)
+        try:
+            for done in range(1, max_iterations + 1):
+                step = _sweep(ms, ts, tr, wt, slot_sv, sv_prev, sv_next, sv_time, batch_start, sv_batch_start,
+                              prior_p, prior_t, gamma2, fwd[0], fwd[1], bwd[0], bwd[1], lik[0], lik[1], msg[0],
+                              msg[1], beta2, f._margin, unconverged)
+                if self._correct_level:
+                    self._level(knots, slot_sv, sv_prev, sv_next, sv_time, prior_p, prior_t, gamma2, fwd, bwd, lik, msg)
+                if bar is not None:
+                    bar.update(task, advance=1, description=f"smoothing (step {step:.2e})")
+                if not step >= tol:  # NaN would stop here too, and is reported below
+                    break
+            else:
+                done = max_iterations
+        finally:
+            if bar is not None:
+                bar.stop()
+        if max_iterations == 0:
+            done = 0
+        converged = max_iterations > 0 and step < tol
+        if max_iterations > 0 and not converged:
+            warnings.warn(f"TrueSkillThroughTime: the posteriors still moved by {step:.3g} after max_iterations="
+                          f"{max_iterations} sweeps (tolerance={tol!r}).", ConvergenceWarning, stacklevel=2)
+        loo = np.empty(n_m)
+        log_z = _evidence(ms, ts, tr, wt, slot_sv, sv_prev, sv_next, sv_time, prior_p, prior_t, gamma2, fwd[0],
+                          fwd[1], bwd[0], bwd[1], lik[0], lik[1], msg[0], msg[1], beta2, f._margin, loo)
+        return Smoothed(self, packed.players, packed.time_is_date and not unknown.all(), sv_player, sv_time,
+                        order[sv_match], sv_prev, sv_next, fwd, bwd, lik, float(log_z), float(online.sum()),
+                        float(loo.sum()), done, float(step) if max_iterations > 0 else math.nan, converged, n_m)
+
+    _correct_level = True
+
+    def _level(self, knots: NDArray[np.float64], slot_sv: NDArray[np.int64], sv_prev: NDArray[np.int64],
+               sv_next: NDArray[np.int64], sv_time: NDArray[np.float64], prior_p: float, prior_t: float,
+               gamma2: float, fwd: NDArray[np.float64], bwd: NDArray[np.float64], lik: NDArray[np.float64],
+               msg: NDArray[np.float64]) -> None:
+        """Move the whole field's level at once, where EP's local updates would take hundreds of sweeps.
+
+        A match compares players of one batch, so adding ``c(t)`` to every skill at time ``t`` (and moving each
+        match's messages with it) changes no match's fit; only the new players' priors and the random walk
+        fix the level.  Local updates move that level by a small fraction per sweep (on ``atp_singles`` the
+        field's level in 2020 still fell by 0.02 a sweep after 64 sweeps).  This step takes the ``c`` of a
+        piecewise-linear form over :data:`LEVEL_KNOTS` batch times that minimizes the prior and walk terms at the
+        current posterior means (:func:`_level_system`; a quadratic, solved exactly), moves the messages by it
+        and recomputes the chain messages.  A fixed point of the sweeps is one of this step too (``c = 0``).
+        """
+        p = fwd[0] + bwd[0] + lik[0]
+        mu = (fwd[1] + bwd[1] + lik[1]) / p
+        g = len(knots)
+        a = np.empty((g, g))
+        rhs = np.empty(g)
+        _level_system(sv_prev, sv_time, mu, knots, float(self.mu), prior_p, gamma2, a, rhs)
+        a[np.diag_indices(g)] += 1e-12 * max(1.0, float(np.abs(np.diag(a)).max()))
+        x = np.linalg.solve(a, rhs)
+        _shift_levels(slot_sv, sv_time, knots, x, lik[0], lik[1], msg[0], msg[1])
+        _chain_messages(sv_prev, sv_next, sv_time, prior_p, prior_t, gamma2, fwd[0], fwd[1], bwd[0], bwd[1],
+                        lik[0], lik[1])
+
+    @staticmethod
+    def _refuse_draws(packed: Matches) -> None:
+        ranks = packed.team_rank
+        for m in range(len(packed)):
+            r = ranks[packed.match_start[m]:packed.match_start[m + 1]]
+            r = r[r >= 0]
+            if len(np.unique(r)) < len(r):
+                raise ValueError(f"match {m} has a draw, which has probability 0 with 'draw_probability' = 0; give "
+                                 "TrueSkillThroughTime a positive draw_probability.")
