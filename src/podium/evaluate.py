@@ -12,6 +12,9 @@ of teams, draws and non-finishers:
 * ``log_likelihood`` -- the mean per match of ``model.log_likelihood(match, ratings_before)``.  Compare it
   within a family: only TrueSkill gives a draw a probability of its own (the draw margin); the Elo family
   scores a draw as half a win and half a loss, and PairwiseElo's is its pairwise composite likelihood.
+  Summed, it is the filter's evidence ``log P(all outcomes)`` (chain rule); a whole-history smoother
+  (:class:`podium.TrueSkillThroughTime`) reports its own estimate of that evidence per match here, and no
+  pair metrics (it predicts nothing before a match).
 
 Predictions use the ratings as they stand before the match, as ``model.win_probabilities(teams, ratings)``
 does: TrueSkill's dynamics (``tau``, ``drift``) are added only when the match is rated.
@@ -43,6 +46,7 @@ from numpy.typing import NDArray
 
 from .match import Match, Matches
 from .models.base import Model, _History, _State
+from .models.through_time import TrueSkillThroughTime
 from .numerics import jit
 from .ordering import density_code, log_win_pair
 
@@ -138,6 +142,7 @@ class _Structure:
 
     def __init__(self, matches: Matches, start: int, min_games: int) -> None:
         self.matches = matches
+        self.start = start
         n_players = len(matches.players)
         self.prev, games = _slot_history(matches.player, n_players)
         self.pair_start, self.a, self.b, self.outcome = _pair_structure(matches.match_start, matches.team_rank)
@@ -165,6 +170,8 @@ class _Predictions:
     tightness: NDArray[np.float64] | None     # per match, higher = tighter: log quality, or the favourite's
     #                                           probability of losing (only its order within a model matters)
     seconds: float
+    pairs: bool = True                        # False: a smoother, which predicts no pair before its match
+    evidence: float | None = None             # a smoother's log evidence per scored match (see _predict_smoother)
 
 
 def _ratings_before(model: Model, s: _Structure, want_ll: bool
@@ -249,12 +256,30 @@ def _predict_rater(rater: Any, s: _Structure, want_ll: bool, want_tight: bool) -
     return _Predictions(la, lb, loglik if log_lik is not None else None, tight, time.perf_counter() - began)
 
 
+def _predict_smoother(model: TrueSkillThroughTime, s: _Structure) -> _Predictions:
+    """A whole-history smoother's score: its log evidence per match of the scored part.
+
+    The evidence's chain-rule terms ``log P(outcome_m | matches before m)`` (:attr:`Smoothed.match_log_evidence`)
+    averaged over the matches from ``start`` on: with ``start = 0`` that is ``log P(all outcomes)`` per match,
+    otherwise ``log P(outcomes from start on | outcomes before)`` per match, the held-out score of
+    :func:`podium.fit`.  A smoother uses every match to estimate every skill, so it makes no prediction before
+    a match: its pair metrics are NaN.  ``min_games`` does not apply.
+    """
+    began = time.perf_counter()
+    matches, start = s.matches, s.start
+    terms = model.smooth(matches, max_iterations=0).match_log_evidence[start:] if len(matches) else np.zeros(0)
+    nan = np.full(len(s.a), np.nan)
+    return _Predictions(nan, nan, None, None, time.perf_counter() - began, pairs=False, evidence=_mean(terms))
+
+
 def _predict(model: Any, s: _Structure, want_ll: bool = True, want_tight: bool = True) -> _Predictions:
     if isinstance(model, type):
         raise TypeError(f"'models' values must be model instances; got the class {model.__name__}. "
                         f"Pass {model.__name__}() instead.")
     if isinstance(model, Model):
         return _predict_podium(model, s, want_ll, want_tight)
+    if isinstance(model, TrueSkillThroughTime):
+        return _predict_smoother(model, s)
     if isinstance(model, Rater):
         return _predict_rater(model, s, want_ll, want_tight)
     raise TypeError(
@@ -283,7 +308,11 @@ def _mean(x: NDArray[np.float64]) -> float:
 
 def _metric(s: _Structure, pred: _Predictions, metric: str) -> float:
     if metric == "log_likelihood":
+        if pred.evidence is not None:
+            return pred.evidence
         return _mean(pred.log_likelihood[s.scored]) if pred.log_likelihood is not None else math.nan
+    if not pred.pairs:
+        return math.nan
     error, loss = _pair_terms(s, pred)
     return _mean(error) if metric == "pair_error" else _mean(loss)
 
@@ -475,7 +504,10 @@ def evaluate(
         The history, in the order played.
     models : mapping of str to model
         Named podium models, or any objects with ``rate(match, ratings)`` and ``win_probabilities(teams,
-        ratings)`` (:class:`Rater`).
+        ratings)`` (:class:`Rater`).  A :class:`podium.TrueSkillThroughTime` (a smoother, which predicts nothing
+        before a match) reports its log evidence per match in the ``log_likelihood`` column, beside the
+        filters' mean prequential log-likelihood (both estimate ``log P(outcomes)`` per match), and no pair
+        metrics.
     min_games : int
         Score only matches in which every player had played at least this many earlier matches.
     challenge : float in (0, 1]
@@ -542,16 +574,18 @@ def _challenged(s: _Structure, preds: Mapping[str, _Predictions], challenge: flo
     tightest (ties in tightness broken by the earlier match)."""
     eligible = np.flatnonzero(s.eligible)
     take = math.ceil(round(challenge * len(eligible), 9))  # 0.07 * 100 is 7.000000000000001: not 8 matches
-    errors = {name: _pair_terms(s, p)[0] for name, p in preds.items()}
+    errors = {name: _pair_terms(s, p)[0] if p.pairs else None for name, p in preds.items()}
     counted_match = s.pair_match[s.counted]
     out: dict[str, dict[str, float]] = {}
     for a, pa in preds.items():
-        assert pa.tightness is not None
+        if pa.tightness is None:  # a smoother chooses no matches
+            out[a] = {b: math.nan for b in preds}
+            continue
         order = np.argsort(-_tie_key(pa.tightness[eligible]), kind="stable")
         chosen = np.zeros(len(s.matches), dtype=bool)
         chosen[eligible[order[:take]]] = True
         in_chosen = chosen[counted_match]
-        out[a] = {b: _mean(errors[b][in_chosen]) for b in preds}
+        out[a] = {b: _mean(e[in_chosen]) if (e := errors[b]) is not None else math.nan for b in preds}
     return out
 
 

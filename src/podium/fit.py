@@ -1,5 +1,10 @@
 """Hyperparameter fitting: choose a model's hyperparameters on the first part of a history, score the rest.
 
+A whole-history smoother (:class:`podium.TrueSkillThroughTime`) is fitted by its evidence instead
+(``metric="log_evidence"``): ``log P(outcomes)`` of the training part, maximized; the held-out score is
+``log P(held-out outcomes | training outcomes)`` per match, the smoother's counterpart of a filter's held-out
+mean log-likelihood.
+
 The objective is a metric of :func:`podium.evaluate` (default ``pair_log_loss``) over the first ``split`` of
 the history in time order, computed by the compiled replay.  Parameters are optimized in an unconstrained
 space -- ``log`` for positive ones, ``logit`` for probabilities -- by scipy: bounded Brent for one
@@ -23,7 +28,8 @@ from scipy.optimize import minimize, minimize_scalar
 
 from .evaluate import Report, _as_matches, _check_count, _check_metric, _score, _Structure, evaluate
 from .match import Match, Matches
-from .models.base import Model
+from .models.base import Hyperparameters, Model
+from .models.through_time import TrueSkillThroughTime
 from .models.trueskill import ConvergenceWarning
 
 __all__ = ["FitResult", "fit"]
@@ -35,10 +41,11 @@ class FitResult:
 
     Attributes
     ----------
-    model : Model
+    model : Model or TrueSkillThroughTime
         The model with the fitted hyperparameters (the others as given).
     score : float
-        The metric on the held-out part (matches ``split`` onwards), never seen by the search.
+        The metric on the held-out part (matches ``split`` onwards), never seen by the search; for
+        ``log_evidence``, ``log P(held-out outcomes | training outcomes)`` per held-out match.
     train_score : float
         The metric on the training part at the optimum.
     params : dict of str to float
@@ -54,7 +61,7 @@ class FitResult:
         :func:`evaluate` of the fitted model on the held-out part (every metric).
     """
 
-    model: Model
+    model: Model | TrueSkillThroughTime
     score: float
     train_score: float
     params: dict[str, float]
@@ -82,11 +89,11 @@ def _from_free(domain: str, x: float) -> float:
 
 
 def fit(
-    model: type[Model] | Model,
+    model: type[Model] | Model | type[TrueSkillThroughTime] | TrueSkillThroughTime,
     matches: Matches | Iterable[Match],
     *,
     params: Sequence[str] | None = None,
-    metric: str = "pair_log_loss",
+    metric: str | None = None,
     split: float = 0.7,
     min_games: int = 0,
     max_evaluations: int | None = None,
@@ -104,14 +111,17 @@ def fit(
         The hyperparameters to fit.  TrueSkill: any of ``beta``, ``tau``, ``sigma``, ``draw_probability``,
         ``drift`` (default ``beta``, ``tau``, ``draw_probability``; ``sigma`` is left fixed because scaling
         ``sigma``, ``beta``, ``tau`` and ``drift`` together changes no prediction).  The Elo family and
-        Thurstone: ``k``.
-    metric : {"pair_log_loss", "pair_error", "log_likelihood"}
-        What to optimize (the log-likelihood is maximized).  ``pair_error`` is a step function of the
+        Thurstone: ``k``.  TrueSkillThroughTime: any of ``beta``, ``gamma``, ``sigma``, ``draw_probability``
+        (default ``beta``, ``gamma``).
+    metric : {"pair_log_loss", "pair_error", "log_likelihood", "log_evidence"}
+        What to optimize (the log-likelihood and the evidence are maximized); default ``pair_log_loss`` for
+        the filters and ``log_evidence``, the only one it has, for TrueSkillThroughTime.  ``pair_error`` is a step function of the
         parameters, which Nelder-Mead handles only roughly; it is better as a report than a target.  The
         pair metrics ignore drawn pairs, so under them TrueSkill's ``draw_probability`` becomes the margin
         that best predicts decided pairs, not the rate of draws; ``log_likelihood`` fits the rate of draws.
     split : float in (0, 1)
-        The fraction of the history, in time order, to fit on; the rest is held out.
+        The fraction of the history, in time order, to fit on; the rest is held out.  With
+        ``metric="log_evidence"`` it may be 1: the evidence needs no held-out part (``score`` is then NaN).
     min_games : int
         Score only matches in which every player had played at least this many earlier matches.
     max_evaluations : int, optional
@@ -132,9 +142,18 @@ def fit(
     True
     """
     began = time.perf_counter()
-    base = model() if isinstance(model, type) and issubclass(model, Model) else model
-    if not isinstance(base, Model):
+    base = model() if isinstance(model, type) and issubclass(model, Hyperparameters) else model
+    if not isinstance(base, (Model, TrueSkillThroughTime)):
         raise TypeError(f"'model' must be a podium model class or instance. Got {model!r:.80}.")
+    smoother = isinstance(base, TrueSkillThroughTime)
+    if metric is None:
+        metric = "log_evidence" if smoother else "pair_log_loss"
+    if smoother and metric != "log_evidence":
+        raise ValueError(f"TrueSkillThroughTime is fitted by metric='log_evidence' (a smoother predicts nothing "
+                         f"before a match). Got {metric!r}.")
+    if not smoother and metric == "log_evidence":
+        raise ValueError("metric='log_evidence' is for whole-history smoothers; a filter's evidence is its summed "
+                         "prequential log-likelihood: use metric='log_likelihood'.")
     cls = type(base)
     space = cls._fit_space
     names = list(cls._fit_default if params is None else params)
@@ -145,33 +164,38 @@ def fit(
             raise ValueError(f"{cls.__name__} cannot fit {name!r}; 'params' must be among {list(space)}.")
     if len(set(names)) != len(names):
         raise ValueError(f"'params' names a parameter twice: {names!r}.")
-    metric = _check_metric(metric)
-    if isinstance(split, bool) or not isinstance(split, (int, float)) or not 0.0 < split < 1.0:
-        raise ValueError(f"'split' must be a float in (0, 1). Got {split!r} instead.")
+    if not smoother:
+        metric = _check_metric(metric)
+    whole = smoother and split == 1
+    if isinstance(split, bool) or not isinstance(split, (int, float)) or not (0.0 < split < 1.0 or whole):
+        raise ValueError(f"'split' must be a float in (0, 1){' or 1' if smoother else ''}. Got {split!r} instead.")
     min_games = _check_count("min_games", min_games)
     packed = _as_matches(matches)
     cut = int(round(split * len(packed)))
-    if cut < 1 or cut >= len(packed):
+    if cut < 1 or (cut >= len(packed) and not whole):
         raise ValueError(f"'split' = {split!r} of {len(packed)} matches leaves no training or no held-out match.")
     if max_evaluations is None:
         max_evaluations = 40 if len(names) == 1 else 80 * len(names)
     max_evaluations = _check_count("max_evaluations", max_evaluations)
 
+    if isinstance(base, TrueSkillThroughTime):
+        return _fit_smoother(base, packed, names, cut, max_evaluations, began)
+    filt: Model = base
     train = _Structure(packed[:cut], 0, min_games)  # the search sees only this slice
     scored = int(train.scored.sum()) if metric == "log_likelihood" else int(train.counted.sum())
     if scored == 0:
         raise ValueError(
             f"Nothing to fit on: the first {cut} matches ('split' = {split!r}) have no "
             f"{'scored match' if metric == 'log_likelihood' else 'decided pair'} with 'min_games' = {min_games}.")
-    fixed = base.get_params()
+    fixed = filt.get_params()
     domains = [space[n] for n in names]
-    x0 = np.array([_to_free(d, base._fit_start(n)) for n, d in zip(names, domains)])
+    x0 = np.array([_to_free(d, filt._fit_start(n)) for n, d in zip(names, domains)])
     evaluations = 0
     best_seen: list[Any] = [x0, math.inf]  # the search stops at the budget and keeps the best point so far
 
     def build(x: Sequence[float] | np.ndarray) -> Model:
         values = {n: _from_free(d, float(v)) for n, d, v in zip(names, domains, x)}
-        return cls(**{**fixed, **values})
+        return type(filt)(**{**fixed, **values})
 
     def objective(x: Any) -> float:
         nonlocal evaluations
@@ -197,14 +221,66 @@ def fit(
             pass
     # The search's best point; the model as given if nothing beat it (or the budget was 0).
     fitted, train_value = build(best_seen[0]), float(best_seen[1])
-    start_value = _score(base, train, metric)
+    start_value = _score(filt, train, metric)
     if not start_value >= train_value:
-        fitted, train_value = base, start_value
+        fitted, train_value = filt, start_value
     report = evaluate(packed, {cls.__name__: fitted}, min_games=min_games, start=cut)
     sign = -1.0 if metric == "log_likelihood" else 1.0
     return FitResult(
         model=fitted, score=report[cls.__name__][metric], train_score=sign * train_value,
         params={n: float(getattr(fitted, n)) for n in names}, metric=metric, split=cut,
+        evaluations=evaluations, seconds=time.perf_counter() - began, report=report,
+    )
+
+
+
+def _fit_smoother(base: TrueSkillThroughTime, packed: Matches, names: list[str], cut: int, max_evaluations: int,
+                  began: float) -> FitResult:
+    """Maximize the smoother's log evidence per match of the first ``cut`` matches over ``names``."""
+    cls = type(base)
+    domains = [cls._fit_space[n] for n in names]
+    fixed = base.get_params()
+    train = packed[:cut]
+    evaluations = 0
+    x0 = np.array([_to_free(d, base._fit_start(n)) for n, d in zip(names, domains)])
+    best_seen: list[Any] = [x0, math.inf]
+
+    def build(x: Sequence[float] | np.ndarray) -> TrueSkillThroughTime:
+        return cls(**{**fixed, **{n: _from_free(d, float(v)) for n, d, v in zip(names, domains, x)}})
+
+    def score(candidate: TrueSkillThroughTime) -> float:
+        value = -candidate.smooth(train, max_iterations=0).log_evidence / cut  # the first pass gives it
+        return value if math.isfinite(value) else math.inf
+
+    def objective(x: Any) -> float:
+        nonlocal evaluations
+        if evaluations >= max_evaluations:
+            raise _Budget
+        evaluations += 1
+        point = np.atleast_1d(np.asarray(x, dtype=float)).copy()
+        try:
+            candidate = build(point)
+        except ValueError:
+            return math.inf
+        value = score(candidate)
+        if value < best_seen[1]:
+            best_seen[:] = [point, value]
+        return value
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        try:
+            _search(objective, x0, domains, max_evaluations)
+        except _Budget:
+            pass
+        fitted, train_value = build(best_seen[0]), float(best_seen[1])
+        start_value = score(base)
+        if not start_value >= train_value:
+            fitted, train_value = base, start_value
+        report = evaluate(packed, {cls.__name__: fitted}, start=cut)
+    return FitResult(
+        model=fitted, score=report[cls.__name__]["log_likelihood"], train_score=-train_value,
+        params={n: float(getattr(fitted, n)) for n in names}, metric="log_evidence", split=cut,
         evaluations=evaluations, seconds=time.perf_counter() - began, report=report,
     )
 

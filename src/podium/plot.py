@@ -1,4 +1,4 @@
-"""matplotlib figures: rating trajectories, calibration, model comparison.
+"""matplotlib figures: rating trajectories (filtered or smoothed), calibration, model comparison.
 
 Each function draws into ``ax`` when given one (for notebooks and composite figures) and otherwise makes
 its own figure; it returns the :class:`matplotlib.figure.Figure` and writes it to ``path`` when given.
@@ -17,8 +17,12 @@ from numpy.typing import NDArray
 
 from .evaluate import METRICS, Report
 from .league import League
+from .models.through_time import Smoothed
 
 __all__ = ["trajectories", "calibration", "comparison", "calibration_bins"]
+
+_EPOCH = np.datetime64("1970-01-01T00:00:00", "us")  # podium's dates are days since this moment (UTC)
+_US_PER_DAY = 86_400_000_000
 
 _LABELS = {"pair_error": "pair error", "pair_log_loss": "pair log loss", "log_likelihood": "log-likelihood per match"}
 
@@ -43,37 +47,75 @@ def _save(fig: Any, path: str | Path | None) -> None:
 
 
 def trajectories(
-    league: League, players: Sequence[str] | None = None, *, top: int = 5, k: float = 3.0, x: str = "match",
-    ax: Any = None, path: str | Path | None = None,
+    league: League | Smoothed, players: Sequence[str] | None = None, *, top: int = 5, k: float = 3.0,
+    x: str = "match", ax: Any = None, path: str | Path | None = None,
 ) -> Any:
     """Rating trajectories with their ``mu +- k sigma`` bands (the TrueSkill paper's convergence figure).
 
     Parameters
     ----------
-    league : League
-        A league that kept its history (``keep_history=True``, the default).
+    league : League or Smoothed
+        A league that kept its history (``keep_history=True``, the default): each player's rating after each
+        of their matches, drawn as steps (a filter's rating changes at a match and holds until the next).
+        Or the result of :meth:`podium.TrueSkillThroughTime.smooth`: each player's smoothed skill at each batch
+        they played in, drawn as a line through those points (the smoothed skill is continuous in time).
     players : sequence of str, optional
-        Whom to draw; default the ``top`` of the leaderboard by ``mu - k sigma``.
-    k : float
-        Width of the band in standard deviations (models without uncertainty draw the line alone).
+        Whom to draw; default the ``top`` of the leaderboard by ``mu - k sigma`` (for a ``Smoothed``, its
+        leaderboard at the history's last time).
+    top : int, default 5
+        How many players to draw when ``players`` is not given.
+    k : float, default 3.0
+        Width of the band in standard deviations, and the ``k`` of the leaderboard that picks the default
+        players (models without uncertainty draw the line alone).
     x : {"match", "time"}
-        Horizontal axis: the index of the match in the league's record, or its time.
+        Horizontal axis: the index of the match (for a ``Smoothed``, of the player's first match of each batch,
+        in the history as given), or its time.  A ``Smoothed`` whose times are dates draws them as dates; one
+        without times has each match at its index.
+    ax : matplotlib Axes, optional
+        Draw into these axes; default a new figure.
+    path : str or Path, optional
+        Also write the figure to this file.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Raises
+    ------
+    ValueError
+        For an unknown ``x``.
+    KeyError
+        For a ``Smoothed``, a player in ``players`` who played no match of the history.
     """
     if x not in ("match", "time"):
         raise ValueError(f"'x' must be 'match' or 'time'. Got {x!r} instead.")
     if players is None:
         players = [row.player for row in league.leaderboard(k=k, top=top)]
     fig, ax = _axes(ax, (8.0, 4.5))
-    for player in players:
-        tr = league.trajectory(player)
-        xs = tr.match if x == "match" else tr.time
-        (line,) = ax.plot(xs, tr.mu, lw=1.4, label=player, drawstyle="steps-post")
-        if np.any(tr.sigma > 0):
-            ax.fill_between(xs, tr.mu - k * tr.sigma, tr.mu + k * tr.sigma, step="post", color=line.get_color(),
-                            alpha=0.15, lw=0)
-    ax.set_xlabel("match" if x == "match" else "time")
-    ax.set_ylabel(f"rating (band: mu ± {k:g} sigma)" if league.model.prior.sigma > 0 else "rating")
-    ax.set_title(f"{type(league.model).__name__}: rating trajectories")
+    if isinstance(league, Smoothed):
+        dates = x == "time" and league.time_is_date
+        for player in players:
+            st = league.trajectory(player)
+            xs: Any = st.match if x == "match" else st.time
+            if dates:  # days since 1970 -> datetime64, which matplotlib shows as dates
+                xs = _EPOCH + np.round(st.time * _US_PER_DAY).astype("timedelta64[us]")
+            (line,) = ax.plot(xs, st.mu, lw=1.4, label=player, marker="o" if len(st.mu) == 1 else None)
+            ax.fill_between(xs, st.mu - k * st.sigma, st.mu + k * st.sigma, color=line.get_color(), alpha=0.15,
+                            lw=0)
+        ax.set_xlabel("match" if x == "match" else "date" if dates else "time")
+        ax.set_ylabel(f"smoothed skill (band: mu ± {k:g} sigma)")
+        ax.set_title(f"{type(league.model).__name__}: smoothed skill trajectories")
+    else:
+        for player in players:
+            tr = league.trajectory(player)
+            xs = tr.match if x == "match" else tr.time
+            (line,) = ax.plot(xs, tr.mu, lw=1.4, label=player, drawstyle="steps-post")
+            if np.any(tr.sigma > 0):
+                ax.fill_between(xs, tr.mu - k * tr.sigma, tr.mu + k * tr.sigma, step="post",
+                                color=line.get_color(), alpha=0.15, lw=0)
+        ax.set_xlabel("match" if x == "match" else "time")
+        ax.set_ylabel(f"rating (band: mu ± {k:g} sigma)" if league.model.prior.sigma > 0 else "rating")
+        ax.set_title(f"{type(league.model).__name__}: rating trajectories")
     ax.grid(alpha=0.3)
     if players:
         ax.legend(fontsize="small", loc="best")

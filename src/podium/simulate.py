@@ -25,11 +25,16 @@ class Simulation:
     matches : Matches
         The matches, in the order played (``time`` = match number).
     skills : dict of str to float
-        The true skill of each player, in natural units (performance noise has standard deviation 1).
+        The true skill of each player, in natural units (performance noise has standard deviation 1); with
+        ``skill_drift``, after their last match.
+    slot_skills : float64 array, optional
+        The true skill of the player in each player slot of :attr:`matches` at that match (``matches.player``'s
+        order): the truth a smoother's trajectories are scored against.
     """
 
     matches: Matches
     skills: dict[str, float]
+    slot_skills: NDArray[np.float64] | None = None
 
 
 def _draw_margin(draw_probability: float, team_size: int) -> float:
@@ -139,6 +144,7 @@ def simulate(
         last = np.r_[first[1:], True]
         skill[flat[by_player][last]] = at_slot[by_player][last]
     else:
+        at_slot = skill[lineup].reshape(-1)
         perf = skill[lineup] + rng.normal(size=lineup.shape)
     team_perf = perf.reshape(matches, teams, team_size).sum(axis=2)    # (M, teams)
     order = np.argsort(-team_perf, axis=1, kind="stable")
@@ -154,4 +160,4 @@ def simulate(
         rank.reshape(-1), lineup.reshape(-1), np.ones(matches * k), np.arange(matches, dtype=np.float64),
         names, [f"m{j}" for j in range(matches)], validate=False, has_weights=False,
     )
-    return Simulation(packed, dict(zip(names, skill.tolist())))
+    return Simulation(packed, dict(zip(names, skill.tolist())), at_slot)

@@ -20,16 +20,14 @@ a first forward pass (which is exactly :class:`podium.TrueSkill`'s online replay
 ``drift = gamma``, run by the same kernel), then backward and forward sweeps over the batches, each batch's
 matches updated once per visit, until no posterior mean or standard deviation moves by ``tolerance``.
 
-Evidence (:attr:`Smoothed.log_evidence`) is EP's estimate of ``log P(all outcomes)`` at the fixed point
-(Minka 2001; Rasmussen & Williams 2006, eq. 3.65, for a chain of variables): with ``Z_m`` the probability of
-match ``m``'s outcome under its players' cavities (exact, :func:`podium.ordering.log_outcome` for three or more
-teams), ``c_p`` and ``g_p`` the cavity and message of player slot ``p``, and ``M(q; g) = log int q(s) g(s) ds``,
-
-    log Z_EP = sum_m [log Z_m - sum_{p in m} M(c_p; g_p)] + sum_players log int prior * walk * prod_k lik_k
-
-where the last term is a Kalman filter's evidence of each player's chain with the likelihood messages as
-observations.  After the first pass alone it is :attr:`Smoothed.online_log_evidence`, the prequential
-``sum_m log P(outcome_m | earlier matches)``, which a filter's mean log-likelihood estimates too.
+Evidence (:attr:`Smoothed.log_evidence`) is ``log P(all outcomes)`` by the chain rule,
+``sum_m log P(outcome_m | matches before m)``, each factor the probability of the outcome under the players'
+beliefs from the first pass (the reference package's ``log_evidence()`` before ``convergence()``).  It is the
+model's marginal likelihood, which smoothing does not change (it refines the skills, not the probability of the
+data); it is what a filter's summed log-likelihood is, so the two compare per match.  EP's fixed point offers
+another estimate (Minka 2001), but with beliefs factorized over players it drops the correlation between
+opponents' skills: on small histories integrated exactly it was further from the truth than the chain rule in
+11 of 12 cases (docs/design.md), so podium does not report it.
 """
 
 from __future__ import annotations
@@ -154,17 +152,6 @@ def _forget(p: float, t: float, q: float) -> tuple[float, float]:
         return (p, t) if p > 0.0 else (0.0, 0.0)
     v = min(1.0 / p + q, SIGMA_MAX * SIGMA_MAX)
     return 1.0 / v, (t / p) / v
-
-
-@jit
-def _log_mass(p: float, t: float, dp: float, dt: float) -> float:
-    """``log int N(s; m, 1/p) exp(dt s - dp s^2 / 2) ds`` with ``m = t / p``: a site's mass under a belief.
-
-    ``= dt m - dp m^2 / 2 - log(1 + dp / p) / 2 + (dt - dp m)^2 / (2 (p + dp))`` (complete the square
-    around ``m``; no difference of large log-normalizers).
-    """
-    m = t / p
-    return dt * m - 0.5 * dp * m * m - 0.5 * math.log1p(dp / p) + 0.5 * (dt - dp * m) ** 2 / (p + dp)
 
 
 # -- the first pass: TrueSkill's online replay --------------------------------------------------------------
@@ -375,14 +362,41 @@ def _basis(t: float, knots: NDArray[np.float64]) -> tuple[int, float]:
 
 
 @jit
-def _level_system(sv_prev: NDArray[np.int64], sv_time: NDArray[np.float64], mu: NDArray[np.float64],
+def _shift_invariant(match_start: NDArray[np.int64], team_start: NDArray[np.int64],
+                     weight: NDArray[np.float64]) -> NDArray[np.bool_]:
+    """Whether each match is unchanged when all its players' skills move by one amount: its teams' total
+    weights are equal (then every difference of team performances stays as it was)."""
+    out = np.empty(len(match_start) - 1, dtype=np.bool_)
+    for m in range(len(match_start) - 1):
+        first = 0.0
+        ok = True
+        for t in range(match_start[m], match_start[m + 1]):
+            total = 0.0
+            for p in range(team_start[t], team_start[t + 1]):
+                total += weight[p]
+            if t == match_start[m]:
+                first = total
+            elif abs(total - first) > 1e-12 * first:
+                ok = False
+        out[m] = ok
+    return out
+
+
+@jit
+def _level_system(match_start: NDArray[np.int64], team_start: NDArray[np.int64], invariant: NDArray[np.bool_],
+                  slot_sv: NDArray[np.int64], sv_prev: NDArray[np.int64], sv_time: NDArray[np.float64],
+                  mu: NDArray[np.float64], msg_p: NDArray[np.float64], msg_t: NDArray[np.float64],
                   knots: NDArray[np.float64], mu0: float, prior_p: float, gamma2: float,
                   a: NDArray[np.float64], rhs: NDArray[np.float64]) -> None:
     """Normal equations of the level correction ``c(t) = sum_j x_j hat_j(t)``: ``a x = rhs`` minimizes
 
         sum_first prior_p (mu_k + c(t_k) - mu0)^2 / 2 + sum_walk (mu_k - mu_j + c(t_k) - c(t_j))^2 / (2 gamma^2 (t_k - t_j))
+          + sum_{slots p of matches not invariant} pi_p (mu_k + c(t_k) - y_p)^2 / 2
 
-    over the players' first skills and consecutive pairs ``j -> k`` (with ``gamma = 0``, one constant).
+    over the players' first skills, consecutive pairs ``j -> k`` (with ``gamma = 0``, one constant) and, for
+    the matches that a common shift would change (teams of unequal total weight), their messages held fixed
+    (mean ``y_p``, precision ``pi_p``); the others' messages move with the shift.  At a fixed point of the
+    sweeps the gradient at ``c = 0`` vanishes: a shift-invariant match's messages sum to no force along it.
     """
     g = len(knots)
     a[:, :] = 0.0
@@ -416,23 +430,45 @@ def _level_system(sv_prev: NDArray[np.int64], sv_time: NDArray[np.float64], mu: 
             rhs[idx[x]] -= w * r * val[x]
             for y in range(n):
                 a[idx[x], idx[y]] += w * val[x] * val[y]
+    for m in range(len(match_start) - 1):
+        if invariant[m]:
+            continue
+        for p in range(team_start[match_start[m]], team_start[match_start[m + 1]]):
+            w = msg_p[p]
+            if w <= 0.0:
+                continue
+            k = slot_sv[p]
+            r = w * mu[k] - msg_t[p]  # w (mu_k - y_p)
+            b, u = _basis(sv_time[k], knots)
+            if g == 1:
+                rhs[0] -= r
+                a[0, 0] += w
+            else:
+                rhs[b] -= r * (1.0 - u)
+                rhs[b + 1] -= r * u
+                a[b, b] += w * (1.0 - u) ** 2
+                a[b, b + 1] += w * (1.0 - u) * u
+                a[b + 1, b] += w * (1.0 - u) * u
+                a[b + 1, b + 1] += w * u * u
 
 
 @jit
-def _shift_levels(slot_sv: NDArray[np.int64], sv_time: NDArray[np.float64], knots: NDArray[np.float64],
-                  x: NDArray[np.float64], lik_p: NDArray[np.float64], lik_t: NDArray[np.float64],
-                  msg_p: NDArray[np.float64], msg_t: NDArray[np.float64]) -> None:
-    """Move every match's messages by the level correction at its time: a site ``(pi, tau)`` for the mean
-    ``tau / pi`` becomes ``(pi, tau + pi c)`` (a match's messages move with its players' common level)."""
-    for k in range(len(sv_time)):
-        b, u = _basis(sv_time[k], knots)
-        c = x[b] if len(knots) == 1 else (1.0 - u) * x[b] + u * x[b + 1]
-        lik_t[k] += lik_p[k] * c
-    for p in range(len(slot_sv)):
-        k = slot_sv[p]
-        b, u = _basis(sv_time[k], knots)
-        c = x[b] if len(knots) == 1 else (1.0 - u) * x[b] + u * x[b + 1]
-        msg_t[p] += msg_p[p] * c
+def _shift_levels(match_start: NDArray[np.int64], team_start: NDArray[np.int64], invariant: NDArray[np.bool_],
+                  slot_sv: NDArray[np.int64], sv_time: NDArray[np.float64], knots: NDArray[np.float64],
+                  x: NDArray[np.float64], lik_t: NDArray[np.float64], msg_p: NDArray[np.float64],
+                  msg_t: NDArray[np.float64]) -> None:
+    """Move the messages of every shift-invariant match by the level correction at its time: a message
+    ``(pi, tau)`` for the mean ``tau / pi`` becomes ``(pi, tau + pi c)``, as the match's own update would give
+    for players all moved by ``c``."""
+    for m in range(len(match_start) - 1):
+        if not invariant[m]:
+            continue
+        for p in range(team_start[match_start[m]], team_start[match_start[m + 1]]):
+            k = slot_sv[p]
+            b, u = _basis(sv_time[k], knots)
+            c = x[b] if len(knots) == 1 else (1.0 - u) * x[b] + u * x[b + 1]
+            msg_t[p] += msg_p[p] * c
+            lik_t[k] += msg_p[p] * c
 
 
 @jit
@@ -456,17 +492,15 @@ def _chain_messages(sv_prev: NDArray[np.int64], sv_next: NDArray[np.int64], sv_t
             bwd_p[k], bwd_t[k] = _forget(lik_p[j] + bwd_p[j], lik_t[j] + bwd_t[j], gamma2 * (sv_time[j] - sv_time[k]))
 
 
-# -- evidence -----------------------------------------------------------------------------------------------
+# -- leave-one-out predictions -----------------------------------------------------------------------------
 @jit
-def _evidence(match_start: NDArray[np.int64], team_start: NDArray[np.int64], team_rank: NDArray[np.int64],
-              weight: NDArray[np.float64], slot_sv: NDArray[np.int64], sv_prev: NDArray[np.int64],
-              sv_next: NDArray[np.int64], sv_time: NDArray[np.float64], prior_p: float, prior_t: float,
-              gamma2: float, fwd_p: NDArray[np.float64], fwd_t: NDArray[np.float64], bwd_p: NDArray[np.float64],
-              bwd_t: NDArray[np.float64], lik_p: NDArray[np.float64], lik_t: NDArray[np.float64],
-              msg_p: NDArray[np.float64], msg_t: NDArray[np.float64], beta2: float, margin: float,
-              loo: NDArray[np.float64]) -> float:
-    """EP's ``log P(all outcomes)`` (see the module docstring); ``loo[m]`` receives ``log Z_m``, the
-    probability of match ``m``'s outcome under its cavities (the posterior without that match)."""
+def _leave_one_out(match_start: NDArray[np.int64], team_start: NDArray[np.int64], team_rank: NDArray[np.int64],
+                   weight: NDArray[np.float64], slot_sv: NDArray[np.int64], fwd_p: NDArray[np.float64],
+                   fwd_t: NDArray[np.float64], bwd_p: NDArray[np.float64], bwd_t: NDArray[np.float64],
+                   lik_p: NDArray[np.float64], lik_t: NDArray[np.float64], msg_p: NDArray[np.float64],
+                   msg_t: NDArray[np.float64], beta2: float, margin: float, out: NDArray[np.float64]) -> None:
+    """``out[m] = log P(outcome_m)`` under match ``m``'s cavities: its players' posteriors without that match
+    (EP's leave-one-out predictive; Opper & Winther 2000)."""
     width = most_teams(match_start)
     players = 1
     for m in range(len(match_start) - 1):
@@ -477,35 +511,17 @@ def _evidence(match_start: NDArray[np.int64], team_start: NDArray[np.int64], tea
     cav_mu = np.empty(len(slot_sv))
     cav_var = np.empty(players)
     ident = np.arange(len(slot_sv))
-    total = 0.0
     for m in range(len(match_start) - 1):
         t0 = match_start[m]
         n = match_start[m + 1] - t0
         p0 = team_start[t0]
-        p1 = team_start[t0 + n]
-        for p in range(p0, p1):
+        for p in range(p0, team_start[t0 + n]):
             k = slot_sv[p]
             cp = fwd_p[k] + bwd_p[k] + lik_p[k] - msg_p[p]
-            ct = fwd_t[k] + bwd_t[k] + lik_t[k] - msg_t[p]
             cav_var[p - p0] = 1.0 / cp
-            cav_mu[p] = ct / cp
-            total -= _log_mass(cp, ct, msg_p[p], msg_t[p])
+            cav_mu[p] = (fwd_t[k] + bwd_t[k] + lik_t[k] - msg_t[p]) / cp
         _team_priors(team_start, t0, n, ident, weight, cav_mu, cav_var, p0, beta2, tm, tv, size)
-        loo[m] = _log_outcome(tm[:n], tv[:n], team_rank[t0:t0 + n], size[:n], margin)
-        total += loo[m]
-    for k0 in range(len(sv_prev)):  # each player's chain, from its first skill variable: a Kalman filter
-        if sv_prev[k0] >= 0:
-            continue
-        a_p, a_t = prior_p, prior_t
-        k = k0
-        while True:
-            total += _log_mass(a_p, a_t, lik_p[k], lik_t[k])
-            j = sv_next[k]
-            if j < 0:
-                break
-            a_p, a_t = _forget(a_p + lik_p[k], a_t + lik_t[k], gamma2 * (sv_time[j] - sv_time[k]))
-            k = j
-    return total
+        out[m] = _log_outcome(tm[:n], tv[:n], team_rank[t0:t0 + n], size[:n], margin)
 
 
 # -- the result ---------------------------------------------------------------------------------------------
@@ -530,11 +546,11 @@ class Smoothed:
     Attributes
     ----------
     log_evidence : float
-        EP's estimate of ``log P(all outcomes)`` at the fixed point (the model's marginal likelihood: what
-        :func:`podium.fit` maximizes with ``metric="log_evidence"``).
-    online_log_evidence : float
-        ``sum_m log P(outcome_m | earlier matches)`` from the first (filtering) pass: the prequential score,
-        comparable with a filter's summed log-likelihood.
+        ``log P(all outcomes)``, the model's marginal likelihood, by the chain rule: ``sum_m log P(outcome_m |
+        matches before m)`` (see the module docstring).  What :func:`podium.fit` maximizes with
+        ``metric="log_evidence"``; comparable with a filter's summed log-likelihood.
+    match_log_evidence : float64 array
+        Its terms, ``log P(outcome_m | matches before m)``, in the history's order.
     loo_log_likelihood : float
         ``sum_m log P(outcome_m | all other matches)`` under the converged cavities (what the reference
         package's ``History.log_evidence()`` returns after ``convergence()``; it uses each match's future too,
@@ -552,14 +568,15 @@ class Smoothed:
     def __init__(self, model: TrueSkillThroughTime, players: list[str], time_is_date: bool,
                  sv_player: NDArray[np.int64], sv_time: NDArray[np.float64], sv_match: NDArray[np.int64],
                  sv_prev: NDArray[np.int64], sv_next: NDArray[np.int64], fwd: NDArray[np.float64],
-                 bwd: NDArray[np.float64], lik: NDArray[np.float64], log_evidence: float,
-                 online_log_evidence: float, loo_log_likelihood: float, iterations: int, step: float,
-                 converged: bool, matches: int) -> None:
+                 bwd: NDArray[np.float64], lik: NDArray[np.float64], match_log_evidence: NDArray[np.float64],
+                 loo_log_likelihood: float, iterations: int, step: float,
+                 converged: bool, matches: int,
+                 posterior: tuple[NDArray[np.float64], NDArray[np.float64]] | None = None) -> None:
         self.model = model
         self.players = players
         self.time_is_date = time_is_date
-        self.log_evidence = log_evidence
-        self.online_log_evidence = online_log_evidence
+        self.match_log_evidence = match_log_evidence
+        self.log_evidence = float(match_log_evidence.sum())
         self.loo_log_likelihood = loo_log_likelihood
         self.iterations = iterations
         self.step = step
@@ -577,9 +594,12 @@ class Smoothed:
         self._fwd = fwd  # (2, K): pi and tau of each message
         self._bwd = bwd
         self._lik = lik
-        p = fwd[0] + bwd[0] + lik[0]
-        self._mu = (fwd[1] + bwd[1] + lik[1]) / p
-        self._sigma = 1.0 / np.sqrt(p)
+        if posterior is None:
+            p = fwd[0] + bwd[0] + lik[0]
+            self._mu = (fwd[1] + bwd[1] + lik[1]) / p
+            self._sigma = 1.0 / np.sqrt(p)
+        else:  # the first pass alone: the online replay's ratings, as it wrote them
+            self._mu, self._sigma = posterior
         self._index = {name: i for i, name in enumerate(players)}
 
     def __repr__(self) -> str:
@@ -641,7 +661,7 @@ class Smoothed:
             raise ValueError(f"'at' must be a time on the history's axis. Got {at!r:.80}.")
         return value
 
-    def leaderboard(self, at: float | str | None = None, k: float = 3.0, *, top: int | None = None,
+    def leaderboard(self, k: float = 3.0, *, at: float | str | None = None, top: int | None = None,
                     min_games: int = 0) -> list[Any]:
         """Players sorted by ``mu - k sigma`` of their smoothed skill at ``at`` (see :meth:`ratings`).
 
@@ -776,6 +796,8 @@ class TrueSkillThroughTime(Hyperparameters):
         if isinstance(max_iterations, bool) or not isinstance(max_iterations, int) or max_iterations < 0:
             raise ValueError(f"'max_iterations' must be a non-negative int. Got {max_iterations!r:.80}.")
         n_m = len(packed)
+        if n_m == 0:
+            raise ValueError("'matches' is empty: there is no history to smooth.")
         time = np.asarray(packed.time, dtype=np.float64)
         unknown = np.isnan(time)
         if unknown.any() and not unknown.all():
@@ -815,11 +837,17 @@ class TrueSkillThroughTime(Hyperparameters):
         beta2 = float(self.beta) ** 2
         _from_filter(ms, ts, tr, pl, wt, st, slot_sv, hist_mu, hist_sd, n_players, float(self.mu), float(self.sigma),
                      gamma2, beta2, f._margin, fwd[0], fwd[1], lik[0], lik[1], msg[0], msg[1], online)
+        filtered = None
+        if max_iterations == 0:  # the first pass's posteriors are the replay's ratings themselves
+            last = np.full(k, -1, dtype=np.int64)
+            np.maximum.at(last, slot_sv, np.arange(len(pl)))
+            filtered = (hist_mu[last], hist_sd[last])
         del hist_mu, hist_sd
         prior_p = 1.0 / float(self.sigma) ** 2
         prior_t = float(self.mu) * prior_p
         unconverged = np.zeros(1, dtype=np.int64)
         unconverged[0] = bad
+        invariant = _shift_invariant(ms, ts, wt)
         batch_time = sv_time[sv_batch_start[:-1]]
         knots = batch_time[:1] if gamma2 == 0.0 else np.unique(
             batch_time[np.linspace(0, len(batch_time) - 1, min(len(batch_time), LEVEL_KNOTS)).round().astype(np.int64)])
@@ -838,7 +866,8 @@ class TrueSkillThroughTime(Hyperparameters):
                               prior_p, prior_t, gamma2, fwd[0], fwd[1], bwd[0], bwd[1], lik[0], lik[1], msg[0],
                               msg[1], beta2, f._margin, unconverged)
                 if self._correct_level:
-                    self._level(knots, slot_sv, sv_prev, sv_next, sv_time, prior_p, prior_t, gamma2, fwd, bwd, lik, msg)
+                    self._level(ms, ts, invariant, knots, slot_sv, sv_prev, sv_next, sv_time, prior_p, prior_t,
+                                gamma2, fwd, bwd, lik, msg)
                 if bar is not None:
                     bar.update(task, advance=1, description=f"smoothing (step {step:.2e})")
                 if not step >= tol:  # NaN would stop here too, and is reported below
@@ -855,37 +884,41 @@ class TrueSkillThroughTime(Hyperparameters):
             warnings.warn(f"TrueSkillThroughTime: the posteriors still moved by {step:.3g} after max_iterations="
                           f"{max_iterations} sweeps (tolerance={tol!r}).", ConvergenceWarning, stacklevel=2)
         loo = np.empty(n_m)
-        log_z = _evidence(ms, ts, tr, wt, slot_sv, sv_prev, sv_next, sv_time, prior_p, prior_t, gamma2, fwd[0],
-                          fwd[1], bwd[0], bwd[1], lik[0], lik[1], msg[0], msg[1], beta2, f._margin, loo)
+        _leave_one_out(ms, ts, tr, wt, slot_sv, fwd[0], fwd[1], bwd[0], bwd[1], lik[0], lik[1], msg[0], msg[1],
+                       beta2, f._margin, loo)
+        chain = np.empty(n_m)
+        chain[order] = online  # back to the history's order
         return Smoothed(self, packed.players, packed.time_is_date and not unknown.all(), sv_player, sv_time,
-                        order[sv_match], sv_prev, sv_next, fwd, bwd, lik, float(log_z), float(online.sum()),
-                        float(loo.sum()), done, float(step) if max_iterations > 0 else math.nan, converged, n_m)
+                        order[sv_match], sv_prev, sv_next, fwd, bwd, lik, chain, float(loo.sum()), done,
+                        float(step) if max_iterations > 0 else math.nan, converged, n_m, filtered)
 
     _correct_level = True
 
-    def _level(self, knots: NDArray[np.float64], slot_sv: NDArray[np.int64], sv_prev: NDArray[np.int64],
+    def _level(self, ms: NDArray[np.int64], ts: NDArray[np.int64], invariant: NDArray[np.bool_],
+               knots: NDArray[np.float64], slot_sv: NDArray[np.int64], sv_prev: NDArray[np.int64],
                sv_next: NDArray[np.int64], sv_time: NDArray[np.float64], prior_p: float, prior_t: float,
                gamma2: float, fwd: NDArray[np.float64], bwd: NDArray[np.float64], lik: NDArray[np.float64],
                msg: NDArray[np.float64]) -> None:
         """Move the whole field's level at once, where EP's local updates would take hundreds of sweeps.
 
         A match compares players of one batch, so adding ``c(t)`` to every skill at time ``t`` (and moving each
-        match's messages with it) changes no match's fit; only the new players' priors and the random walk
-        fix the level.  Local updates move that level by a small fraction per sweep (on ``atp_singles`` the
+        match's messages with it) changes no match's fit when its teams weigh the same (any match between
+        single players); only the new players' priors and the random walk fix the level.  Local updates move that level by a small fraction per sweep (on ``atp_singles`` the
         field's level in 2020 still fell by 0.02 a sweep after 64 sweeps).  This step takes the ``c`` of a
         piecewise-linear form over :data:`LEVEL_KNOTS` batch times that minimizes the prior and walk terms at the
-        current posterior means (:func:`_level_system`; a quadratic, solved exactly), moves the messages by it
-        and recomputes the chain messages.  A fixed point of the sweeps is one of this step too (``c = 0``).
+        current posterior means (:func:`_level_system`; a quadratic, solved exactly; the messages of matches
+        between teams of unequal weight enter it as fixed observations), moves the other messages by it and
+        recomputes the chain messages.  A fixed point of the sweeps is one of this step too (``c = 0``).
         """
-        p = fwd[0] + bwd[0] + lik[0]
-        mu = (fwd[1] + bwd[1] + lik[1]) / p
+        mu = np.asarray((fwd[1] + bwd[1] + lik[1]) / (fwd[0] + bwd[0] + lik[0]), dtype=np.float64)
         g = len(knots)
         a = np.empty((g, g))
         rhs = np.empty(g)
-        _level_system(sv_prev, sv_time, mu, knots, float(self.mu), prior_p, gamma2, a, rhs)
+        _level_system(ms, ts, invariant, slot_sv, sv_prev, sv_time, mu, msg[0], msg[1], knots, float(self.mu),
+                      prior_p, gamma2, a, rhs)
         a[np.diag_indices(g)] += 1e-12 * max(1.0, float(np.abs(np.diag(a)).max()))
-        x = np.linalg.solve(a, rhs)
-        _shift_levels(slot_sv, sv_time, knots, x, lik[0], lik[1], msg[0], msg[1])
+        x = np.asarray(np.linalg.solve(a, rhs), dtype=np.float64)
+        _shift_levels(ms, ts, invariant, slot_sv, sv_time, knots, x, lik[1], msg[0], msg[1])
         _chain_messages(sv_prev, sv_next, sv_time, prior_p, prior_t, gamma2, fwd[0], fwd[1], bwd[0], bwd[1],
                         lik[0], lik[1])
 
