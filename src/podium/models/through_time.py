@@ -42,11 +42,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..match import Match, Matches
-from ..numerics import jit
+from ..numerics import jit, tilted_messages
 from ..rating import Rating
 from .base import Hyperparameters, most_teams
 from .trueskill import (SIGMA_MAX, ConvergenceWarning, TrueSkill, _log_outcome, _skill_var, _team_priors,
-                        rate_teams, replay_trueskill)
+                        condition, rate_teams, replay_trueskill, two_teams)
 
 __all__ = ["TrueSkillThroughTime", "Smoothed"]
 
@@ -220,6 +220,31 @@ def _from_filter(match_start: NDArray[np.int64], team_start: NDArray[np.int64], 
 
 # -- smoothing sweeps ---------------------------------------------------------------------------------------
 @jit
+def _duel_messages(pa_: float, ta_: float, pb_: float, tb_: float, wa: float, wb: float, r0: int, r1: int,
+                   beta2: float, margin: float) -> tuple[float, float, float, float]:
+    """A duel's new messages to its two players from their cavities ``(pi, tau)``: the arithmetic of
+    :func:`rate_teams` for two one-player teams, in scalars (``two_teams``, ``tilted_messages``, ``condition``
+    are the same functions), so that the sweep's commonest case passes no arrays."""
+    va, vb = 1.0 / pa_, 1.0 / pb_
+    ma, mb = ta_ / pa_, tb_ / pb_
+    tma, tmb = wa * ma, wb * mb
+    tva, tvb = wa * wa * (va + beta2), wb * wb * (vb + beta2)
+    pa = ta = pb = tb = 0.0
+    win, kind, eps = two_teams(r0, r1, margin, 2.0)
+    if win == 0:
+        pa, ta, pb, tb = tilted_messages(kind, eps, tma, tva, tmb, tvb)
+    elif win == 1:
+        pb, tb, pa, ta = tilted_messages(kind, eps, tmb, tvb, tma, tva)
+    dm, nv = condition(pa, ta, tma, tva, wa, va)
+    cp = 1.0 / va
+    mpa = max(1.0 / nv - cp, 0.0)
+    mta = (ma + dm) / nv - ma * cp
+    dm, nv = condition(pb, tb, tmb, tvb, wb, vb)
+    cp = 1.0 / vb
+    return mpa, mta, max(1.0 / nv - cp, 0.0), (mb + dm) / nv - mb * cp
+
+
+@jit
 def _update_match(m: int, match_start: NDArray[np.int64], team_start: NDArray[np.int64],
                   team_rank: NDArray[np.int64], weight: NDArray[np.float64], slot_sv: NDArray[np.int64],
                   fwd_p: NDArray[np.float64], fwd_t: NDArray[np.float64], bwd_p: NDArray[np.float64],
@@ -330,6 +355,21 @@ def _sweep(match_start: NDArray[np.int64], team_start: NDArray[np.int64], team_r
                     else:
                         fwd_p[k], fwd_t[k] = prior_p, prior_t
             for m in range(batch_start[b], batch_start[b + 1]):
+                t0 = match_start[m]
+                p0 = team_start[t0]
+                if match_start[m + 1] - t0 == 2 and team_start[t0 + 2] - p0 == 2:  # a duel, in scalars
+                    x, y = slot_sv[p0], slot_sv[p0 + 1]
+                    mpa, mta, mpb, mtb = _duel_messages(
+                        fwd_p[x] + bwd_p[x] + lik_p[x] - msg_p[p0], fwd_t[x] + bwd_t[x] + lik_t[x] - msg_t[p0],
+                        fwd_p[y] + bwd_p[y] + lik_p[y] - msg_p[p0 + 1],
+                        fwd_t[y] + bwd_t[y] + lik_t[y] - msg_t[p0 + 1],
+                        weight[p0], weight[p0 + 1], team_rank[t0], team_rank[t0 + 1], beta2, margin)
+                    lik_p[x] += mpa - msg_p[p0]
+                    lik_t[x] += mta - msg_t[p0]
+                    lik_p[y] += mpb - msg_p[p0 + 1]
+                    lik_t[y] += mtb - msg_t[p0 + 1]
+                    msg_p[p0], msg_t[p0], msg_p[p0 + 1], msg_t[p0 + 1] = mpa, mta, mpb, mtb
+                    continue
                 unconverged[0] += _update_match(m, match_start, team_start, team_rank, weight, slot_sv, fwd_p, fwd_t,
                                                 bwd_p, bwd_t, lik_p, lik_t, msg_p, msg_t, beta2, margin, ident,
                                                 cav_mu, cav_var, tm, tv, size, pi, tau_msg, order, starts, iw, fw,
@@ -469,6 +509,24 @@ def _shift_levels(match_start: NDArray[np.int64], team_start: NDArray[np.int64],
             c = x[b] if len(knots) == 1 else (1.0 - u) * x[b] + u * x[b + 1]
             msg_t[p] += msg_p[p] * c
             lik_t[k] += msg_p[p] * c
+
+
+@jit
+def _extrapolate(slot_sv: NDArray[np.int64], omega: float, prev_p: NDArray[np.float64],
+                 prev_t: NDArray[np.float64], msg_p: NDArray[np.float64], msg_t: NDArray[np.float64],
+                 lik_p: NDArray[np.float64], lik_t: NDArray[np.float64]) -> None:
+    """Step every match's messages ``omega`` times their last sweep's change further (``prev`` -> ``msg``),
+    keep precisions non-negative, and sum them again into each skill's likelihood."""
+    lik_p[:] = 0.0
+    lik_t[:] = 0.0
+    for p in range(len(slot_sv)):
+        mp = max(msg_p[p] + omega * (msg_p[p] - prev_p[p]), 0.0)
+        mt = msg_t[p] + omega * (msg_t[p] - prev_t[p])
+        msg_p[p] = mp
+        msg_t[p] = mt
+        k = slot_sv[p]
+        lik_p[k] += mp
+        lik_t[k] += mt
 
 
 @jit
@@ -860,6 +918,9 @@ class TrueSkillThroughTime(Hyperparameters):
             bar = Progress(transient=True)
             bar.start()
             task = bar.add_task("smoothing", total=max_iterations)
+        steps: list[float] = []
+        prev = None
+        last_jump = 0
         try:
             for done in range(1, max_iterations + 1):
                 step = _sweep(ms, ts, tr, wt, slot_sv, sv_prev, sv_next, sv_time, batch_start, sv_batch_start,
@@ -868,6 +929,19 @@ class TrueSkillThroughTime(Hyperparameters):
                 if self._correct_level:
                     self._level(ms, ts, invariant, knots, slot_sv, sv_prev, sv_next, sv_time, prior_p, prior_t,
                                 gamma2, fwd, bwd, lik, msg)
+                if self._accelerate:
+                    steps.append(step)
+                    if len(steps) >= 3 and prev is not None:
+                        r1, r2 = steps[-1] / steps[-2], steps[-2] / steps[-3]
+                        if 0.2 < r1 < 0.95 and abs(r1 - r2) < self._agree * r1 and len(steps) - last_jump >= self._gap:
+                            _extrapolate(slot_sv, r1 / (1.0 - r1), prev[0], prev[1], msg[0], msg[1], lik[0], lik[1])
+                            _chain_messages(sv_prev, sv_next, sv_time, prior_p, prior_t, gamma2, fwd[0], fwd[1],
+                                            bwd[0], bwd[1], lik[0], lik[1])
+                            last_jump = len(steps)
+                    if prev is None:
+                        prev = msg.copy()
+                    else:
+                        prev[:] = msg
                 if bar is not None:
                     bar.update(task, advance=1, description=f"smoothing (step {step:.2e})")
                 if not step >= tol:  # NaN would stop here too, and is reported below
@@ -893,6 +967,9 @@ class TrueSkillThroughTime(Hyperparameters):
                         float(step) if max_iterations > 0 else math.nan, converged, n_m, filtered)
 
     _correct_level = True
+    _accelerate = True
+    _agree = 0.05
+    _gap = 3
 
     def _level(self, ms: NDArray[np.int64], ts: NDArray[np.int64], invariant: NDArray[np.bool_],
                knots: NDArray[np.float64], slot_sv: NDArray[np.int64], sv_prev: NDArray[np.int64],

@@ -353,6 +353,34 @@ def _team_priors(team_start: NDArray[np.int64], t0: int, n: int, row: NDArray[np
 
 
 @jit
+def condition(pi: float, tau: float, tm: float, tv: float, w: float, v: float) -> tuple[float, float]:
+    """One player's change of mean and new variance from its team's message ``(pi, tau)``.
+
+    Gaussian conditioning through the sum and performance factors: with the team's prior ``N(tm, tv)`` and the
+    player's weight ``w`` and variance ``v``, ``d mu = w v (tau - pi tm) / (1 + pi tv)`` and
+    ``v' = v (1 + pi (tv - w^2 v)) / (1 + pi tv)`` (written so that nothing cancels).
+    """
+    denom = 1.0 + pi * tv
+    return w * v * ((tau - pi * tm) / denom), v * (1.0 + pi * (tv - w * w * v)) / denom
+
+
+@jit
+def two_teams(r0: int, r1: int, margin: float, players: float) -> tuple[int, int, float]:
+    """The one comparison of a two-team match: ``(better, kind, eps)``, with ``better`` the index (0 or 1) of the
+    team compared as the better one, or ``(-1, 0, 0)`` when neither finished (nothing to compare).
+
+    A non-finisher is below a finisher (``BELOW``, no margin); finishers draw (``DRAW``) or win (``WIN``) with
+    the margin ``margin * sqrt(players)`` of the two teams' ``players``.
+    """
+    if r0 < 0 and r1 < 0:
+        return -1, 0, 0.0
+    better = 0 if (r1 < 0 or (r0 >= 0 and r0 <= r1)) else 1
+    if r0 < 0 or r1 < 0:
+        return better, BELOW, 0.0
+    return better, DRAW if r0 == r1 else WIN, margin * math.sqrt(players)
+
+
+@jit
 def _apply_messages(team_start: NDArray[np.int64], t0: int, n: int, row: NDArray[np.int64],
                     weight: NDArray[np.float64], var: NDArray[np.float64], p0: int, tm: NDArray[np.float64],
                     tv: NDArray[np.float64], pi: NDArray[np.float64], tau: NDArray[np.float64],
@@ -362,7 +390,9 @@ def _apply_messages(team_start: NDArray[np.int64], t0: int, n: int, row: NDArray
     Gaussian conditioning through the sum and performance factors: with the team's prior ``N(m, v)``,
     ``mu_j += w_j var_j (tau - pi m) / (1 + pi v)`` and
     ``var_j' = var_j (1 + pi (v - w_j^2 var_j)) / (1 + pi v)``.  ``d_mu`` receives the mean's change and
-    ``new_var`` the new variance, both weighted by ``share`` (a run's weight when averaging runs).
+    ``new_var`` the new variance, both weighted by ``share`` (a run's weight when averaging runs).  Per player
+    this is :func:`condition`'s formula with the team's gain computed once (calling :func:`condition` per player
+    halved the replay of 2 v 2 histories, 10.8 to 5.4 M matches/s).
     """
     for t in range(n):
         denom = 1.0 + pi[t] * tv[t]
@@ -405,40 +435,50 @@ def rate_teams(
     new variance.  The teams' priors (:func:`_team_priors`), expectation propagation on the comparisons (one
     exact step for two teams, :func:`expectation_propagation` once per chain of the tied groups otherwise,
     averaged) and the messages passed down to the players (:func:`_apply_messages`).  The one implementation
-    of a match's factor graph: :func:`replay_trueskill` and TrueSkill Through Time's smoother
-    (:mod:`podium.models.through_time`) both call it.  The rest are workspaces of at least ``n`` teams (``iw,
+    of a match's factor graph: TrueSkill Through Time's smoother (:mod:`podium.models.through_time`) calls it for
+    every match that is not a duel, :func:`replay_trueskill` for three or more teams (its two-team case is the
+    same calls in its own loop: calling this function there cost 2.4x on 2 v 2 histories).  The rest are workspaces of at least ``n`` teams (``iw,
     fw``: 2 and 11 rows) and of the match's players.  Returns how many EP runs missed ``tolerance``.
     """
-    unconverged = 0
     _team_priors(team_start, t0, n, row, weight, mu, var, p0, beta2, tm, tv, size)
     if n == 2:
         # One comparison: a single moment-matching step is the exact EP answer.
-        r0, r1 = rank[0], rank[1]
         pi[0] = pi[1] = tau_msg[0] = tau_msg[1] = 0.0
-        if r0 >= 0 or r1 >= 0:
-            win = 0 if (r1 < 0 or (r0 >= 0 and r0 <= r1)) else 1
+        win, kind, eps = two_teams(rank[0], rank[1], margin, size[0] + size[1])
+        if win >= 0:
             lose = 1 - win
-            if r0 < 0 or r1 < 0:
-                kind, eps = BELOW, 0.0
-            else:
-                kind = DRAW if r0 == r1 else WIN
-                eps = margin * math.sqrt(size[0] + size[1])
             pi[win], tau_msg[win], pi[lose], tau_msg[lose] = tilted_messages(
                 kind, eps, tm[win], tv[win], tm[lose], tv[lose])
         _apply_messages(team_start, t0, n, row, weight, var, p0, tm, tv, pi, tau_msg, new_mu, new_var, 1.0)
-    else:
-        groups, finishers = _canonical_order(tm[:n], tv[:n], rank, size[:n], order, starts)
-        runs = tie_rotations(starts, groups)
-        if runs > 1:
-            players = team_start[t0 + n] - p0
-            new_mu[:players] = 0.0
-            new_var[:players] = 0.0
-        for r in range(runs):
-            if expectation_propagation(tm[:n], tv[:n], rank, size[:n], margin, tolerance, max_iterations,
-                                       order, starts, groups, finishers, r, pi, tau_msg, iw, fw) < 0:
-                unconverged += 1
-            _apply_messages(team_start, t0, n, row, weight, var, p0, tm, tv, pi, tau_msg, new_mu, new_var,
-                            1.0 / runs)
+        return 0
+    return _rate_chain(team_start, t0, n, row, weight, var, p0, rank, margin, tolerance, max_iterations, tm, tv,
+                       size, pi, tau_msg, order, starts, iw, fw, new_mu, new_var)
+
+
+@jit
+def _rate_chain(
+    team_start: NDArray[np.int64], t0: int, n: int, row: NDArray[np.int64], weight: NDArray[np.float64],
+    var: NDArray[np.float64], p0: int, rank: NDArray[np.int64], margin: float, tolerance: float,
+    max_iterations: int, tm: NDArray[np.float64], tv: NDArray[np.float64], size: NDArray[np.float64],
+    pi: NDArray[np.float64], tau_msg: NDArray[np.float64], order: NDArray[np.int64], starts: NDArray[np.int64],
+    iw: NDArray[np.int64], fw: NDArray[np.float64], new_mu: NDArray[np.float64], new_var: NDArray[np.float64],
+) -> int:
+    """:func:`rate_teams` for three or more teams, its team priors computed: expectation propagation once per
+    chain of the tied groups, the players' updates averaged.  (Apart, so that the two-team case stays small
+    enough to be inlined where it is called.)"""
+    unconverged = 0
+    groups, finishers = _canonical_order(tm[:n], tv[:n], rank, size[:n], order, starts)
+    runs = tie_rotations(starts, groups)
+    if runs > 1:
+        players = team_start[t0 + n] - p0
+        new_mu[:players] = 0.0
+        new_var[:players] = 0.0
+    for r in range(runs):
+        if expectation_propagation(tm[:n], tv[:n], rank, size[:n], margin, tolerance, max_iterations,
+                                   order, starts, groups, finishers, r, pi, tau_msg, iw, fw) < 0:
+            unconverged += 1
+        _apply_messages(team_start, t0, n, row, weight, var, p0, tm, tv, pi, tau_msg, new_mu, new_var,
+                        1.0 / runs)
     return unconverged
 
 
@@ -538,8 +578,18 @@ def replay_trueskill(
         for p in range(p0, p1):
             r = row[p]
             var[p - p0] = _skill_var(sigma[r], tau2, drift2, now, last_time[r])
-        unconverged += rate_teams(team_start, t0, n, row, weight, mu, var, p0, rank, beta2, margin, tolerance,
-                                  max_iterations, tm, tv, size, pi, tau_msg, order, starts, iw, fw, new_mu, new_var)
+        if n == 2:  # one comparison, exact in one step: rate_teams's two-team case, kept in the loop for speed
+            _team_priors(team_start, t0, n, row, weight, mu, var, p0, beta2, tm, tv, size)
+            pi[0] = pi[1] = tau_msg[0] = tau_msg[1] = 0.0
+            win, kind, eps = two_teams(rank[0], rank[1], margin, size[0] + size[1])
+            if win >= 0:
+                lose = 1 - win
+                pi[win], tau_msg[win], pi[lose], tau_msg[lose] = tilted_messages(
+                    kind, eps, tm[win], tv[win], tm[lose], tv[lose])
+            _apply_messages(team_start, t0, n, row, weight, var, p0, tm, tv, pi, tau_msg, new_mu, new_var, 1.0)
+        else:
+            unconverged += rate_teams(team_start, t0, n, row, weight, mu, var, p0, rank, beta2, margin, tolerance,
+                                      max_iterations, tm, tv, size, pi, tau_msg, order, starts, iw, fw, new_mu, new_var)
         for p in range(p0, p1):
             r = row[p]
             mu[r] += new_mu[p - p0]
