@@ -132,9 +132,6 @@ def test_the_summary_line(batched: tuple[Path, list[podium.Match]]) -> None:
     assert f"360 matches, 24 players, {smoothed.iterations} iterations (converged)" in result.output
     assert (f"log evidence {smoothed.log_evidence:,.2f} ({smoothed.log_evidence / n:.4f} per match)"
             in result.output)
-    online = getattr(smoothed, "online_log_evidence", None)
-    if online is not None:  # a separate filtering-pass evidence, where log_evidence is not that itself
-        assert f"online (filtering) log evidence {online / n:.4f} per match" in result.output
 
 
 def test_an_unconverged_run_says_so(batched: tuple[Path, list[podium.Match]]) -> None:

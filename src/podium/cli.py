@@ -457,9 +457,6 @@ def smooth_command(
     state = "converged" if result.converged else (
         "filtering pass only" if max_iterations == 0 else f"not converged, last step {result.step:.2g}")
     evidence = f"log evidence {result.log_evidence:,.2f} ({result.log_evidence / n:.4f} per match)"
-    online = getattr(result, "online_log_evidence", None)  # where log_evidence is not itself the filtering pass's
-    if online is not None:
-        evidence += f", online (filtering) log evidence {online / n:.4f} per match"
     sweeps = f"{result.iterations} iteration{'' if result.iterations == 1 else 's'}"
     console.print(f"{n:,} matches, {len(result.players):,} players, {sweeps} ({state}); {evidence}; {elapsed:.2f} s")
     if out is not None:

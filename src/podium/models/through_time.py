@@ -530,6 +530,52 @@ def _extrapolate(slot_sv: NDArray[np.int64], omega: float, prev_p: NDArray[np.fl
 
 
 @jit
+def _solve_spd(a: NDArray[np.float64], rhs: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``a^-1 rhs`` for a symmetric positive semi-definite ``a`` (overwritten), by Cholesky: a pivot that is not
+    positive (a knot that nothing constrains) gets a zero correction.  In numba rather than LAPACK: a threaded
+    BLAS stalls when another process holds a core, and the system is at most ``LEVEL_KNOTS`` wide."""
+    g = len(rhs)
+    scale = 0.0
+    for i in range(g):
+        scale = max(scale, a[i, i])
+    floor = 1e-12 * max(scale, 1e-300)
+    for j in range(g):
+        d = a[j, j]
+        for k in range(j):
+            d -= a[j, k] * a[j, k]
+        if d <= floor:
+            a[j, j] = 0.0
+            for i in range(j + 1, g):
+                a[i, j] = 0.0
+            continue
+        d = math.sqrt(d)
+        a[j, j] = d
+        for i in range(j + 1, g):
+            v = a[i, j]
+            for k in range(j):
+                v -= a[i, k] * a[j, k]
+            a[i, j] = v / d
+    x = rhs.copy()
+    for i in range(g):  # L y = rhs
+        if a[i, i] == 0.0:
+            x[i] = 0.0
+            continue
+        v = x[i]
+        for k in range(i):
+            v -= a[i, k] * x[k]
+        x[i] = v / a[i, i]
+    for i in range(g - 1, -1, -1):  # L^T x = y
+        if a[i, i] == 0.0:
+            x[i] = 0.0
+            continue
+        v = x[i]
+        for k in range(i + 1, g):
+            v -= a[k, i] * x[k]
+        x[i] = v / a[i, i]
+    return x
+
+
+@jit
 def _chain_messages(sv_prev: NDArray[np.int64], sv_next: NDArray[np.int64], sv_time: NDArray[np.float64],
                     prior_p: float, prior_t: float, gamma2: float, fwd_p: NDArray[np.float64],
                     fwd_t: NDArray[np.float64], bwd_p: NDArray[np.float64], bwd_t: NDArray[np.float64],
@@ -580,6 +626,19 @@ def _leave_one_out(match_start: NDArray[np.int64], team_start: NDArray[np.int64]
             cav_mu[p] = (fwd_t[k] + bwd_t[k] + lik_t[k] - msg_t[p]) / cp
         _team_priors(team_start, t0, n, ident, weight, cav_mu, cav_var, p0, beta2, tm, tv, size)
         out[m] = _log_outcome(tm[:n], tv[:n], team_rank[t0:t0 + n], size[:n], margin)
+
+
+@jit
+def _first_draw(match_start: NDArray[np.int64], team_rank: NDArray[np.int64]) -> int:
+    """The first match in which two finishers share a rank (-1 if none)."""
+    for m in range(len(match_start) - 1):
+        for i in range(match_start[m], match_start[m + 1]):
+            if team_rank[i] < 0:
+                continue
+            for j in range(i + 1, match_start[m + 1]):
+                if team_rank[j] == team_rank[i]:
+                    return m
+    return -1
 
 
 # -- the result ---------------------------------------------------------------------------------------------
@@ -929,11 +988,17 @@ class TrueSkillThroughTime(Hyperparameters):
                 if self._correct_level:
                     self._level(ms, ts, invariant, knots, slot_sv, sv_prev, sv_next, sv_time, prior_p, prior_t,
                                 gamma2, fwd, bwd, lik, msg)
+                if bar is not None:
+                    bar.update(task, advance=1, description=f"smoothing (step {step:.2e})")
+                if not step >= tol:  # NaN would stop here too, and is reported below
+                    break
                 if self._accelerate:
+                    # Lyusternik-Aitken: when the sweeps shrink the step by a settled ratio r, the rest of the way
+                    # is about r / (1 - r) times the last change; jump there (then three sweeps to re-measure r).
                     steps.append(step)
-                    if len(steps) >= 3 and prev is not None:
+                    if prev is not None and len(steps) - last_jump >= 3:
                         r1, r2 = steps[-1] / steps[-2], steps[-2] / steps[-3]
-                        if 0.2 < r1 < 0.95 and abs(r1 - r2) < self._agree * r1 and len(steps) - last_jump >= self._gap:
+                        if 0.2 < r1 < 0.95 and abs(r1 - r2) < 0.05 * r1:
                             _extrapolate(slot_sv, r1 / (1.0 - r1), prev[0], prev[1], msg[0], msg[1], lik[0], lik[1])
                             _chain_messages(sv_prev, sv_next, sv_time, prior_p, prior_t, gamma2, fwd[0], fwd[1],
                                             bwd[0], bwd[1], lik[0], lik[1])
@@ -942,10 +1007,6 @@ class TrueSkillThroughTime(Hyperparameters):
                         prev = msg.copy()
                     else:
                         prev[:] = msg
-                if bar is not None:
-                    bar.update(task, advance=1, description=f"smoothing (step {step:.2e})")
-                if not step >= tol:  # NaN would stop here too, and is reported below
-                    break
             else:
                 done = max_iterations
         finally:
@@ -966,10 +1027,8 @@ class TrueSkillThroughTime(Hyperparameters):
                         order[sv_match], sv_prev, sv_next, fwd, bwd, lik, chain, float(loo.sum()), done,
                         float(step) if max_iterations > 0 else math.nan, converged, n_m, filtered)
 
-    _correct_level = True
+    _correct_level = True  # switches for tests and benchmarks that compare with the reference's plain sweeps
     _accelerate = True
-    _agree = 0.05
-    _gap = 3
 
     def _level(self, ms: NDArray[np.int64], ts: NDArray[np.int64], invariant: NDArray[np.bool_],
                knots: NDArray[np.float64], slot_sv: NDArray[np.int64], sv_prev: NDArray[np.int64],
@@ -993,18 +1052,14 @@ class TrueSkillThroughTime(Hyperparameters):
         rhs = np.empty(g)
         _level_system(ms, ts, invariant, slot_sv, sv_prev, sv_time, mu, msg[0], msg[1], knots, float(self.mu),
                       prior_p, gamma2, a, rhs)
-        a[np.diag_indices(g)] += 1e-12 * max(1.0, float(np.abs(np.diag(a)).max()))
-        x = np.asarray(np.linalg.solve(a, rhs), dtype=np.float64)
+        x = _solve_spd(a, rhs)
         _shift_levels(ms, ts, invariant, slot_sv, sv_time, knots, x, lik[1], msg[0], msg[1])
         _chain_messages(sv_prev, sv_next, sv_time, prior_p, prior_t, gamma2, fwd[0], fwd[1], bwd[0], bwd[1],
                         lik[0], lik[1])
 
     @staticmethod
     def _refuse_draws(packed: Matches) -> None:
-        ranks = packed.team_rank
-        for m in range(len(packed)):
-            r = ranks[packed.match_start[m]:packed.match_start[m + 1]]
-            r = r[r >= 0]
-            if len(np.unique(r)) < len(r):
-                raise ValueError(f"match {m} has a draw, which has probability 0 with 'draw_probability' = 0; give "
-                                 "TrueSkillThroughTime a positive draw_probability.")
+        m = _first_draw(packed.match_start, packed.team_rank)
+        if m >= 0:
+            raise ValueError(f"match {m} has a draw, which has probability 0 with 'draw_probability' = 0; give "
+                             "TrueSkillThroughTime a positive draw_probability.")
