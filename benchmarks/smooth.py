@@ -44,6 +44,10 @@ times are days, so a batch is one tournament's start date):
    read, so the input ``Matches`` is excluded, divided by the number of player slots ``len(history.player)``
    (one per player per match); target <= 200 bytes.  Also what the returned ``Smoothed`` keeps.
 
+4. **Accuracy on simulated drifting skills** (``podium.simulate(..., skill_drift=...)``; the truth at each
+   appearance is ``Simulation.slot_skills``): RMSE and Spearman correlation of the smoothed skills, of the
+   online filter at the same evidence-fitted parameters, and of TrueSkill fitted by its log-likelihood.
+
 The level correction solves its knot system with ``np.linalg.solve`` (OpenBLAS, threaded by default): on a
 machine whose other cores are busy, OpenBLAS's threads then wait on each other and a sweep can take several times
 longer.  The header line says what ``OPENBLAS_NUM_THREADS`` was; set it to 1 for figures that do not depend on
@@ -265,6 +269,50 @@ def memory(history: Any, args: argparse.Namespace, report: dict[str, Any]) -> No
                         "peak_per_slot": per_peak, "kept_per_slot": per_kept}
 
 
+def accuracy(args: argparse.Namespace, report: dict[str, Any]) -> None:
+    """Simulated drifting skills (``podium.simulate(skill_drift=...)``, the truth at every appearance in
+    ``Simulation.slot_skills``): the smoothed trajectories against the online filter at the same fitted
+    parameters (the smoother's first pass, ``TrueSkill(tau=0, drift=gamma)``), and against TrueSkill fitted
+    by its own held-out log-likelihood.  Error in the truth's units (the model's skill divided by its
+    ``beta``), after removing the common shift that no rating system can see; Spearman rank correlation."""
+    import podium
+    from scipy.stats import spearmanr
+
+    print("\n4. Accuracy on simulated drifting skills (one match per time; estimates at each appearance)")
+    print(f"   {'history':<40} {'estimate':<32} {'RMSE':>7} {'Spearman':>9}")
+    rows = []
+    for players, n, drift in ((100, 5_000, 0.05), (300, 40_000, 0.02), (300, 40_000, 0.1)):
+        if args.quick and n > 5_000:
+            continue
+        sim = podium.simulate(players, n, skill_drift=drift, seed=11)
+        fitted = podium.fit(podium.TrueSkillThroughTime(draw_probability=0.0), sim.matches, split=1.0).model
+        names = np.array(sim.matches.players)[sim.matches.player]
+        order = np.argsort(names, kind="stable")  # each player's appearances, in time order
+
+        def at_slots(smoothed: Any) -> np.ndarray:
+            est = np.empty(len(names))
+            est[order] = smoothed._columns()["mu"]  # one batch per appearance, players sorted, times ascending
+            return est
+
+        league = podium.League(podium.fit(podium.TrueSkill, sim.matches, metric="log_likelihood").model)
+        league.record_many(sim.matches)
+        ts_est = np.empty(len(names))
+        for name in sim.matches.players:
+            ts_est[names == name] = league.trajectory(name).mu
+        estimates = (("smoothed (TTT, evidence-fitted)", at_slots(fitted.smooth(sim.matches)), fitted.beta),
+                     ("online, same parameters", at_slots(fitted.smooth(sim.matches, max_iterations=0)), fitted.beta),
+                     ("TrueSkill, fitted by log-lik.", ts_est, league.model.beta))
+        label = f"{players} players, {n:,} matches, drift {drift}"
+        for what, est, beta in estimates:
+            err = est / beta - sim.slot_skills
+            rmse = float(np.sqrt(np.mean((err - err.mean()) ** 2)))
+            rho = float(spearmanr(est, sim.slot_skills)[0])
+            print(f"   {label:<40} {what:<32} {rmse:7.3f} {rho:9.3f}")
+            rows.append({"history": label, "estimate": what, "rmse": rmse, "spearman": rho})
+            label = ""
+    report["accuracy"] = rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="2,000 matches for the reference, a 20,000-match "
@@ -295,6 +343,7 @@ def main() -> None:
         rest = history[:20_000] if args.quick else history
         whole_history(rest, args, report)
         memory(rest, args, report)
+        accuracy(args, report)
     if args.json is not None:
         args.json.write_text(json.dumps(report, indent=2))
 
