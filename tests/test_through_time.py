@@ -183,15 +183,17 @@ def test_one_forward_pass_is_trueskills_online_replay_exactly(gamma: float) -> N
         assert np.array_equal(online.sigma[last], smoothed.sigma)
 
 
-def test_level_correction_reaches_the_plain_sweeps_fixed_point() -> None:
+@pytest.mark.parametrize("level,jumps", [(True, True), (True, False), (False, True)])
+def test_level_correction_and_extrapolation_reach_the_plain_sweeps_fixed_point(level: bool, jumps: bool) -> None:
     ours, *_ = _history(11, players=8, matches=60, per_time=2)
     model = TrueSkillThroughTime(gamma=0.5, draw_probability=0.0)
+    model._correct_level, model._accelerate = level, jumps
     fast = model.smooth(ours, tolerance=1e-11, max_iterations=1000)
     plain = TrueSkillThroughTime(gamma=0.5, draw_probability=0.0)
-    plain._correct_level = False
+    plain._correct_level = plain._accelerate = False
     slow = plain.smooth(ours, tolerance=1e-11, max_iterations=5000)
     assert fast.converged and slow.converged
-    assert fast.iterations * 5 < slow.iterations
+    assert fast.iterations * 3 < slow.iterations
     assert np.max(np.abs(fast._mu - slow._mu)) < 1e-8
     assert np.max(np.abs(fast._sigma - slow._sigma)) < 1e-8
 
