@@ -187,15 +187,28 @@ def fit(
         raise ValueError(
             f"Nothing to fit on: the first {cut} matches ('split' = {split!r}) have no "
             f"{'scored match' if metric == 'log_likelihood' else 'decided pair'} with 'min_games' = {min_games}.")
-    fixed = filt.get_params()
-    domains = [space[n] for n in names]
-    x0 = np.array([_to_free(d, filt._fit_start(n)) for n, d in zip(names, domains)])
+    fitted, train_value, evaluations = _optimize(filt, names, lambda m: _score(m, train, metric), max_evaluations)
+    report = evaluate(packed, {cls.__name__: fitted}, min_games=min_games, start=cut)
+    sign = -1.0 if metric == "log_likelihood" else 1.0
+    return FitResult(
+        model=fitted, score=report[cls.__name__][metric], train_score=sign * train_value,
+        params={n: float(getattr(fitted, n)) for n in names}, metric=metric, split=cut,
+        evaluations=evaluations, seconds=time.perf_counter() - began, report=report,
+    )
+
+
+def _optimize(base: Any, names: list[str], score: Any, max_evaluations: int) -> tuple[Any, float, int]:
+    """Minimize ``score(model)`` over the hyperparameters ``names`` of ``base`` (the others kept): the search's best
+    point, or ``base`` itself if nothing beat it (or the budget was 0); its score; how many models were scored."""
+    cls = type(base)
+    domains = [cls._fit_space[n] for n in names]
+    fixed = base.get_params()
+    x0 = np.array([_to_free(d, base._fit_start(n)) for n, d in zip(names, domains)])
     evaluations = 0
     best_seen: list[Any] = [x0, math.inf]  # the search stops at the budget and keeps the best point so far
 
-    def build(x: Sequence[float] | np.ndarray) -> Model:
-        values = {n: _from_free(d, float(v)) for n, d, v in zip(names, domains, x)}
-        return type(filt)(**{**fixed, **values})
+    def build(x: Sequence[float] | np.ndarray) -> Any:
+        return cls(**{**fixed, **{n: _from_free(d, float(v)) for n, d, v in zip(names, domains, x)}})
 
     def objective(x: Any) -> float:
         nonlocal evaluations
@@ -207,7 +220,7 @@ def fit(
             candidate = build(point)
         except ValueError:  # outside the model's domain (e.g. a probability rounded to 1)
             return math.inf
-        value = _score(candidate, train, metric)
+        value = score(candidate)
         value = value if math.isfinite(value) else math.inf
         if value < best_seen[1]:
             best_seen[:] = [point, value]
@@ -219,67 +232,28 @@ def fit(
             _search(objective, x0, domains, max_evaluations)
         except _Budget:
             pass
-    # The search's best point; the model as given if nothing beat it (or the budget was 0).
-    fitted, train_value = build(best_seen[0]), float(best_seen[1])
-    start_value = _score(filt, train, metric)
-    if not start_value >= train_value:
-        fitted, train_value = filt, start_value
-    report = evaluate(packed, {cls.__name__: fitted}, min_games=min_games, start=cut)
-    sign = -1.0 if metric == "log_likelihood" else 1.0
-    return FitResult(
-        model=fitted, score=report[cls.__name__][metric], train_score=sign * train_value,
-        params={n: float(getattr(fitted, n)) for n in names}, metric=metric, split=cut,
-        evaluations=evaluations, seconds=time.perf_counter() - began, report=report,
-    )
-
+        fitted, value = build(best_seen[0]), float(best_seen[1])
+        start = score(base)
+    if not start >= value:
+        return base, start, evaluations
+    return fitted, value, evaluations
 
 
 def _fit_smoother(base: TrueSkillThroughTime, packed: Matches, names: list[str], cut: int, max_evaluations: int,
                   began: float) -> FitResult:
     """Maximize the smoother's log evidence per match of the first ``cut`` matches over ``names``."""
-    cls = type(base)
-    domains = [cls._fit_space[n] for n in names]
-    fixed = base.get_params()
     train = packed[:cut]
-    evaluations = 0
-    x0 = np.array([_to_free(d, base._fit_start(n)) for n, d in zip(names, domains)])
-    best_seen: list[Any] = [x0, math.inf]
-
-    def build(x: Sequence[float] | np.ndarray) -> TrueSkillThroughTime:
-        return cls(**{**fixed, **{n: _from_free(d, float(v)) for n, d, v in zip(names, domains, x)}})
 
     def score(candidate: TrueSkillThroughTime) -> float:
-        value = -candidate.smooth(train, max_iterations=0).log_evidence / cut  # the first pass gives it
-        return value if math.isfinite(value) else math.inf
+        return -candidate.smooth(train, max_iterations=0).log_evidence / cut  # the first pass gives it
 
-    def objective(x: Any) -> float:
-        nonlocal evaluations
-        if evaluations >= max_evaluations:
-            raise _Budget
-        evaluations += 1
-        point = np.atleast_1d(np.asarray(x, dtype=float)).copy()
-        try:
-            candidate = build(point)
-        except ValueError:
-            return math.inf
-        value = score(candidate)
-        if value < best_seen[1]:
-            best_seen[:] = [point, value]
-        return value
-
+    fitted, train_value, evaluations = _optimize(base, names, score, max_evaluations)
+    name = type(base).__name__
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        try:
-            _search(objective, x0, domains, max_evaluations)
-        except _Budget:
-            pass
-        fitted, train_value = build(best_seen[0]), float(best_seen[1])
-        start_value = score(base)
-        if not start_value >= train_value:
-            fitted, train_value = base, start_value
-        report = evaluate(packed, {cls.__name__: fitted}, start=cut)
+        report = evaluate(packed, {name: fitted}, start=cut)
     return FitResult(
-        model=fitted, score=report[cls.__name__]["log_likelihood"], train_score=-train_value,
+        model=fitted, score=report[name]["log_likelihood"], train_score=-train_value,
         params={n: float(getattr(fitted, n)) for n in names}, metric="log_evidence", split=cut,
         evaluations=evaluations, seconds=time.perf_counter() - began, report=report,
     )

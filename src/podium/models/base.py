@@ -254,6 +254,15 @@ def most_teams(match_start: NDArray[np.int64]) -> int:
 
 
 @jit
+def most_players(match_start: NDArray[np.int64], team_start: NDArray[np.int64]) -> int:
+    """The largest number of player slots in one match (at least 1): the size of per-player scratch arrays."""
+    players = 1
+    for m in range(len(match_start) - 1):
+        players = max(players, team_start[match_start[m + 1]] - team_start[match_start[m]])
+    return players
+
+
+@jit
 def team_strength(team_start: NDArray[np.int64], t: int, row: NDArray[np.int64], weight: NDArray[np.float64],
                   mu: NDArray[np.float64]) -> float:
     """Team ``t``'s strength: the partial-play weighted sum ``sum_i w_i mu_i`` of its members."""

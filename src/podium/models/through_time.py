@@ -44,9 +44,9 @@ from numpy.typing import NDArray
 from ..match import Match, Matches
 from ..numerics import jit, tilted_messages
 from ..rating import Rating
-from .base import Hyperparameters, most_teams
+from .base import Hyperparameters, most_players, most_teams
 from .trueskill import (SIGMA_MAX, ConvergenceWarning, TrueSkill, _log_outcome, _skill_var, _team_priors,
-                        condition, rate_teams, replay_trueskill, two_teams)
+                        condition, match_workspace, rate_teams, replay_trueskill, two_teams)
 
 __all__ = ["TrueSkillThroughTime", "Smoothed"]
 
@@ -172,14 +172,9 @@ def _from_filter(match_start: NDArray[np.int64], team_start: NDArray[np.int64], 
     last_slot = np.full(n_players, -1, dtype=np.int64)
     last_time = np.full(n_players, np.nan)
     width = most_teams(match_start)
-    players = 1
-    for m in range(len(match_start) - 1):
-        players = max(players, team_start[match_start[m + 1]] - team_start[match_start[m]])
-    tm = np.empty(width)
-    tv = np.empty(width)
-    size = np.empty(width)
+    tm, tv, size = np.empty(width), np.empty(width), np.empty(width)
     cav_mu = np.empty(len(player))
-    cav_var = np.empty(players)
+    cav_var = np.empty(most_players(match_start, team_start))
     ident = np.arange(len(player))
     lik_p[:] = 0.0
     lik_t[:] = 0.0
@@ -274,24 +269,12 @@ def _sweep(match_start: NDArray[np.int64], team_start: NDArray[np.int64], team_r
     implementation's convergence test).  A history of one batch re-rates that batch once.
     """
     n_batches = len(batch_start) - 1
-    width = most_teams(match_start)
-    players = 1
-    for m in range(len(match_start) - 1):
-        players = max(players, team_start[match_start[m + 1]] - team_start[match_start[m]])
+    players = most_players(match_start, team_start)
+    tm, tv, size, pi, tau_msg, order, starts, iw, fw, new_mu, new_var = match_workspace(most_teams(match_start),
+                                                                                        players)
     ident = np.arange(len(slot_sv))
     cav_mu = np.empty(len(slot_sv))
     cav_var = np.empty(players)
-    new_mu = np.empty(players)
-    new_var = np.empty(players)
-    tm = np.empty(width)
-    tv = np.empty(width)
-    size = np.empty(width)
-    pi = np.empty(width)
-    tau_msg = np.empty(width)
-    order = np.empty(width, dtype=np.int64)
-    starts = np.empty(width + 1, dtype=np.int64)
-    iw = np.empty((2, width), dtype=np.int64)
-    fw = np.empty((11, width))
     most = 0
     for b in range(n_batches):
         most = max(most, sv_batch_start[b + 1] - sv_batch_start[b])
@@ -609,14 +592,9 @@ def _leave_one_out(match_start: NDArray[np.int64], team_start: NDArray[np.int64]
     """``out[m] = log P(outcome_m)`` under match ``m``'s cavities: its players' posteriors without that match
     (EP's leave-one-out predictive; Opper & Winther 2000)."""
     width = most_teams(match_start)
-    players = 1
-    for m in range(len(match_start) - 1):
-        players = max(players, team_start[match_start[m + 1]] - team_start[match_start[m]])
-    tm = np.empty(width)
-    tv = np.empty(width)
-    size = np.empty(width)
+    tm, tv, size = np.empty(width), np.empty(width), np.empty(width)
     cav_mu = np.empty(len(slot_sv))
-    cav_var = np.empty(players)
+    cav_var = np.empty(most_players(match_start, team_start))
     ident = np.arange(len(slot_sv))
     for m in range(len(match_start) - 1):
         t0 = match_start[m]
