@@ -420,3 +420,22 @@ def test_listing_order_changes_nothing() -> None:
     assert a.converged and b.converged
     for player in a.players:
         assert np.allclose(a.trajectory(player).mu, b.trajectory(player).mu, atol=1e-9, rtol=0)
+
+
+def test_the_order_of_matches_within_a_batch_does_not_change_the_fixed_point() -> None:
+    """Within a batch the first pass is sequential (as TrueSkill's replay), but the smoothed posteriors are EP's
+    fixed point, which does not depend on the order the batch's matches are listed in."""
+    matches = _timed_matches(21)
+    rng = random.Random(2)
+    shuffled = matches[:]
+    rng.shuffle(shuffled)  # the smoother sorts by time, stably: each batch keeps this shuffled order
+    model = TrueSkillThroughTime(gamma=0.1)
+    a = model.smooth(matches, tolerance=1e-11, max_iterations=1000)
+    b = model.smooth(shuffled, tolerance=1e-11, max_iterations=1000)
+    first_a = model.smooth(matches, max_iterations=0)
+    first_b = model.smooth(shuffled, max_iterations=0)
+    moved = max(np.max(np.abs(first_a.trajectory(p).mu - first_b.trajectory(p).mu)) for p in a.players)
+    assert moved > 1e-3  # the filtering pass does depend on the order
+    for player in a.players:
+        assert np.allclose(a.trajectory(player).mu, b.trajectory(player).mu, atol=1e-8, rtol=0)
+        assert np.allclose(a.trajectory(player).sigma, b.trajectory(player).sigma, atol=1e-8, rtol=0)

@@ -999,6 +999,10 @@ class TrueSkillThroughTime(Hyperparameters):
         if max_iterations > 0 and not converged:
             warnings.warn(f"TrueSkillThroughTime: the posteriors still moved by {step:.3g} after max_iterations="
                           f"{max_iterations} sweeps (tolerance={tol!r}).", ConvergenceWarning, stacklevel=2)
+        if unconverged[0]:
+            warnings.warn(f"TrueSkillThroughTime: expectation propagation inside a match missed tolerance="
+                          f"{MATCH_TOLERANCE!r} within {MATCH_ITERATIONS} sweeps {int(unconverged[0])} times; those "
+                          "updates use the last sweep.", ConvergenceWarning, stacklevel=2)
         loo = np.empty(n_m)
         _leave_one_out(ms, ts, tr, wt, slot_sv, fwd[0], fwd[1], bwd[0], bwd[1], lik[0], lik[1], msg[0], msg[1],
                        beta2, f._margin, loo)
