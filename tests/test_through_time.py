@@ -439,3 +439,43 @@ def test_the_order_of_matches_within_a_batch_does_not_change_the_fixed_point() -
     for player in a.players:
         assert np.allclose(a.trajectory(player).mu, b.trajectory(player).mu, atol=1e-8, rtol=0)
         assert np.allclose(a.trajectory(player).sigma, b.trajectory(player).sigma, atol=1e-8, rtol=0)
+
+
+def test_a_weakly_pinned_level_is_still_found() -> None:
+    """A prior of sigma 1e6-1e100 pins the field's level by precisions down to 1e-200: the level correction's
+    common step finds it (a Cholesky pivot alone lost it, and sweeps move it by nothing), tiny walks and times
+    1e-310 apart (1 / gamma^2 dt overflows) converge too.  Found by review."""
+    ours, *_ = _history(3, players=8, matches=60, per_time=2)
+    results = {}
+    for sigma in (1e6, 1e8, 1e100):
+        result = TrueSkillThroughTime(sigma=sigma, gamma=0.1, draw_probability=0.0).smooth(ours, tolerance=1e-10)
+        _finite(result)
+        assert result.converged
+        results[sigma] = result._mu
+    assert np.max(np.abs(results[1e6] - results[1e8])) < 1e-5  # the level's limit as the prior flattens
+    assert np.max(np.abs(results[1e8] - results[1e100])) < 1e-5
+    with pytest.raises(ValueError, match="'sigma'"):
+        TrueSkillThroughTime(sigma=1e101)
+    tiny = TrueSkillThroughTime(gamma=1e-155, draw_probability=0.0).smooth(_duels([(0, 1), (1, -1)]) + [
+        Match([["a"], ["c"]], ranks=[0, 1], time=2.0)])
+    _finite(tiny)
+    assert tiny.converged
+    close = [Match([["a"], ["b"]], ranks=[0, 1], time=0.0), Match([["a"], ["b"]], ranks=[1, 0], time=1e-310),
+             Match([["a"], ["c"]], ranks=[0, 1], time=1.0)]
+    result = TrueSkillThroughTime(gamma=1.0, draw_probability=0.0).smooth(close)
+    _finite(result)
+    assert result.converged
+
+
+def test_the_filtering_pass_rates_between_batches_from_the_past_only() -> None:
+    matches = _duels([(0, 1)]) + [Match([["a"], ["b"]], ranks=[1, 0], time=10.0) for _ in range(5)]
+    model = TrueSkillThroughTime(gamma=0.2, draw_probability=0.0)
+    online = model.smooth(matches, max_iterations=0)
+    first = online.trajectory("a")
+    between = online.ratings(at=5.0)["a"]
+    assert between.mu == first.mu[0]  # the five losses at time 10 are not seen at time 5
+    assert between.sigma == pytest.approx(math.sqrt(first.sigma[0] ** 2 + 0.04 * 5.0), rel=1e-12)
+    smoothed = model.smooth(matches).ratings(at=5.0)["a"]
+    assert smoothed.mu < between.mu - 0.5  # the smoother does see them
+    with pytest.raises(ValueError, match="'at' must be a number"):
+        online.ratings(at="2020-01-01")

@@ -263,7 +263,8 @@ def _predict_smoother(model: TrueSkillThroughTime, s: _Structure) -> _Prediction
     averaged over the matches from ``start`` on: with ``start = 0`` that is ``log P(all outcomes)`` per match,
     otherwise ``log P(outcomes from start on | outcomes before)`` per match, the held-out score of
     :func:`podium.fit`.  A smoother uses every match to estimate every skill, so it makes no prediction before
-    a match: its pair metrics are NaN.  ``min_games`` does not apply.
+    a match: its pair metrics are NaN.  ``min_games`` does not apply.  The terms are summed from ``start`` in
+    the history's order, so the history should be in time order (as every evaluation assumes).
     """
     began = time.perf_counter()
     matches, start = s.matches, s.start

@@ -23,8 +23,10 @@ matches updated once per visit, until no posterior mean or standard deviation mo
 Evidence (:attr:`Smoothed.log_evidence`) is ``log P(all outcomes)`` by the chain rule,
 ``sum_m log P(outcome_m | matches before m)``, each factor the probability of the outcome under the players'
 beliefs from the first pass (the reference package's ``log_evidence()`` before ``convergence()``).  It is the
-model's marginal likelihood, which smoothing does not change (it refines the skills, not the probability of the
-data); it is what a filter's summed log-likelihood is, so the two compare per match.  EP's fixed point offers
+model's marginal likelihood (estimated: each belief is projected on a Gaussian, as TrueSkill does), which
+smoothing does not change (it refines the skills, not the probability of the data); it is what a filter's
+summed log-likelihood is, so the two compare per match (TrueSkill's own log-likelihood leaves out the dynamics
+of the coming update, so it is lower than this first pass's at the same parameters whenever ``gamma > 0``).  EP's fixed point offers
 another estimate (Minka 2001), but with beliefs factorized over players it drops the correlation between
 opponents' skills: on small histories integrated exactly it was further from the truth than the chain rule in
 11 of 12 cases (docs/design.md), so podium does not report it.
@@ -56,6 +58,8 @@ MATCH_TOLERANCE = 1e-9
 MATCH_ITERATIONS = 100
 # Knots of the level correction (see :meth:`TrueSkillThroughTime._level`): at most this many batch times.
 LEVEL_KNOTS = 256
+# The largest prior standard deviation (see TrueSkillThroughTime.__init__).
+SIGMA_MAX_SMOOTH = 1e100
 _LOG_2PI = math.log(2.0 * math.pi)
 
 
@@ -154,6 +158,20 @@ def _forget(p: float, t: float, q: float) -> tuple[float, float]:
     return 1.0 / v, (t / p) / v
 
 
+@jit
+def _others(lik: float, msg: float, single: bool) -> float:
+    """A skill's likelihood without one match's message: 0 exactly when that match is its only one (a prior of
+    sigma 1e20 has precision 1e-40, far below the rounding of ``lik - msg``)."""
+    return 0.0 if single else lik - msg
+
+
+@jit
+def _replaced(lik: float, old: float, new: float, single: bool) -> float:
+    """A skill's likelihood after one match's message changes from ``old`` to ``new`` (exactly ``new`` when it is
+    the skill's only match, so that :func:`_others` stays exact)."""
+    return new if single else lik + (new - old)
+
+
 # -- the first pass: TrueSkill's online replay --------------------------------------------------------------
 @jit
 def _from_filter(match_start: NDArray[np.int64], team_start: NDArray[np.int64], team_rank: NDArray[np.int64],
@@ -217,8 +235,8 @@ def _from_filter(match_start: NDArray[np.int64], team_start: NDArray[np.int64], 
 @jit
 def _update_match(m: int, match_start: NDArray[np.int64], team_start: NDArray[np.int64],
                   team_rank: NDArray[np.int64], weight: NDArray[np.float64], slot_sv: NDArray[np.int64],
-                  fwd_p: NDArray[np.float64], fwd_t: NDArray[np.float64], bwd_p: NDArray[np.float64],
-                  bwd_t: NDArray[np.float64], lik_p: NDArray[np.float64], lik_t: NDArray[np.float64],
+                  single: NDArray[np.bool_], fwd_p: NDArray[np.float64], fwd_t: NDArray[np.float64],
+                  bwd_p: NDArray[np.float64], bwd_t: NDArray[np.float64], lik_p: NDArray[np.float64], lik_t: NDArray[np.float64],
                   msg_p: NDArray[np.float64], msg_t: NDArray[np.float64], beta2: float, margin: float,
                   ident: NDArray[np.int64], cav_mu: NDArray[np.float64], cav_var: NDArray[np.float64],
                   tm: NDArray[np.float64], tv: NDArray[np.float64], size: NDArray[np.float64],
@@ -232,9 +250,9 @@ def _update_match(m: int, match_start: NDArray[np.int64], team_start: NDArray[np
     p1 = team_start[t0 + n]
     for p in range(p0, p1):
         k = slot_sv[p]
-        cp = fwd_p[k] + bwd_p[k] + lik_p[k] - msg_p[p]
+        cp = fwd_p[k] + bwd_p[k] + _others(lik_p[k], msg_p[p], single[k])
         cav_var[p - p0] = 1.0 / cp
-        cav_mu[p] = (fwd_t[k] + bwd_t[k] + lik_t[k] - msg_t[p]) / cp
+        cav_mu[p] = (fwd_t[k] + bwd_t[k] + _others(lik_t[k], msg_t[p], single[k])) / cp
     bad = rate_teams(team_start, t0, n, ident, weight, cav_mu, cav_var, p0, team_rank[t0:t0 + n], beta2, margin,
                      MATCH_TOLERANCE, MATCH_ITERATIONS, tm, tv, size, pi, tau_msg, order, starts, iw, fw,
                      new_mu, new_var)
@@ -244,8 +262,8 @@ def _update_match(m: int, match_start: NDArray[np.int64], team_start: NDArray[np
         nv = new_var[p - p0]
         mp = max(1.0 / nv - cp, 0.0)  # a truncation never widens a belief; only rounding could make it negative
         mt = (cav_mu[p] + new_mu[p - p0]) / nv - cav_mu[p] * cp
-        lik_p[k] += mp - msg_p[p]
-        lik_t[k] += mt - msg_t[p]
+        lik_p[k] = _replaced(lik_p[k], msg_p[p], mp, single[k])
+        lik_t[k] = _replaced(lik_t[k], msg_t[p], mt, single[k])
         msg_p[p] = mp
         msg_t[p] = mt
     return bad
@@ -253,8 +271,9 @@ def _update_match(m: int, match_start: NDArray[np.int64], team_start: NDArray[np
 
 @jit
 def _sweep(match_start: NDArray[np.int64], team_start: NDArray[np.int64], team_rank: NDArray[np.int64],
-           weight: NDArray[np.float64], slot_sv: NDArray[np.int64], sv_prev: NDArray[np.int64],
-           sv_next: NDArray[np.int64], sv_time: NDArray[np.float64], batch_start: NDArray[np.int64],
+           weight: NDArray[np.float64], slot_sv: NDArray[np.int64], single: NDArray[np.bool_],
+           sv_prev: NDArray[np.int64], sv_next: NDArray[np.int64], sv_time: NDArray[np.float64],
+           batch_start: NDArray[np.int64],
            sv_batch_start: NDArray[np.int64], prior_p: float, prior_t: float, gamma2: float,
            fwd_p: NDArray[np.float64], fwd_t: NDArray[np.float64], bwd_p: NDArray[np.float64],
            bwd_t: NDArray[np.float64], lik_p: NDArray[np.float64], lik_t: NDArray[np.float64],
@@ -322,9 +341,9 @@ def _sweep(match_start: NDArray[np.int64], team_start: NDArray[np.int64], team_r
                     tm0 = tv0 = tm1 = tv1 = 0.0
                     for q in range(q0, q1):
                         kk = slot_sv[q]
-                        cpq = fwd_p[kk] + bwd_p[kk] + lik_p[kk] - msg_p[q]
+                        cpq = fwd_p[kk] + bwd_p[kk] + _others(lik_p[kk], msg_p[q], single[kk])
                         vq = 1.0 / cpq
-                        mq = (fwd_t[kk] + bwd_t[kk] + lik_t[kk] - msg_t[q]) / cpq
+                        mq = (fwd_t[kk] + bwd_t[kk] + _others(lik_t[kk], msg_t[q], single[kk])) / cpq
                         cav_mu[q] = mq
                         cav_var[q - q0] = vq
                         wq = weight[q]
@@ -351,19 +370,23 @@ def _sweep(match_start: NDArray[np.int64], team_start: NDArray[np.int64], team_r
                         cpq = 1.0 / vq
                         mp = max(1.0 / nv - cpq, 0.0)
                         mt = (mq + dm) / nv - mq * cpq
-                        lik_p[kk] += mp - msg_p[q]
-                        lik_t[kk] += mt - msg_t[q]
+                        lik_p[kk] = _replaced(lik_p[kk], msg_p[q], mp, single[kk])
+                        lik_t[kk] = _replaced(lik_t[kk], msg_t[q], mt, single[kk])
                         msg_p[q] = mp
                         msg_t[q] = mt
                     continue
-                unconverged[0] += _update_match(m, match_start, team_start, team_rank, weight, slot_sv, fwd_p, fwd_t,
-                                                bwd_p, bwd_t, lik_p, lik_t, msg_p, msg_t, beta2, margin, ident,
-                                                cav_mu, cav_var, tm, tv, size, pi, tau_msg, order, starts, iw, fw,
-                                                new_mu, new_var)
+                unconverged[0] += _update_match(m, match_start, team_start, team_rank, weight, slot_sv, single,
+                                                fwd_p, fwd_t, bwd_p, bwd_t, lik_p, lik_t, msg_p, msg_t, beta2,
+                                                margin, ident, cav_mu, cav_var, tm, tv, size, pi, tau_msg, order,
+                                                starts, iw, fw, new_mu, new_var)
             for k in range(k0, k1):
                 p = fwd_p[k] + bwd_p[k] + lik_p[k]
-                step = max(step, abs((fwd_t[k] + bwd_t[k] + lik_t[k]) / p - old_mu[k - k0]),
-                           abs(1.0 / math.sqrt(p) - old_sd[k - k0]))
+                moved = max(abs((fwd_t[k] + bwd_t[k] + lik_t[k]) / p - old_mu[k - k0]),
+                            abs(1.0 / math.sqrt(p) - old_sd[k - k0]))
+                if not moved <= step:  # a NaN too (max would drop it)
+                    step = moved
+                    if moved != moved:
+                        return moved
     return step
 
 
@@ -438,7 +461,8 @@ def _level_system(match_start: NDArray[np.int64], team_start: NDArray[np.int64],
         else:
             if gamma2 == 0.0 or g == 1:
                 continue
-            w = 1.0 / (gamma2 * (sv_time[k] - sv_time[j]))
+            # Capped: times so close (or gamma so small) that the walk ties them overflow 1 / (gamma^2 dt).
+            w = min(1.0 / (gamma2 * (sv_time[k] - sv_time[j])), 1e200)
             r = mu[k] - mu[j]
             b, u = _basis(sv_time[j], knots)
             idx[0], val[0] = b, -(1.0 - u)
@@ -476,6 +500,36 @@ def _level_system(match_start: NDArray[np.int64], team_start: NDArray[np.int64],
                 a[b, b + 1] += w * (1.0 - u) * u
                 a[b + 1, b] += w * (1.0 - u) * u
                 a[b + 1, b + 1] += w * u * u
+
+
+@jit
+def _level_constant(match_start: NDArray[np.int64], team_start: NDArray[np.int64], invariant: NDArray[np.bool_],
+                    slot_sv: NDArray[np.int64], sv_prev: NDArray[np.int64], sv_time: NDArray[np.float64],
+                    mu: NDArray[np.float64], msg_p: NDArray[np.float64], msg_t: NDArray[np.float64],
+                    knots: NDArray[np.float64], x: NDArray[np.float64], mu0: float, prior_p: float) -> float:
+    """The Newton step along a common shift of the correction ``x`` (every knot alike): the walk terms do not
+    change along it, so the step is exact, ``-(sum of the priors' and fixed messages' gradients) / (sum of
+    their precisions)``, at the means moved by ``c(t)``."""
+    grad = 0.0
+    curv = 0.0
+    for k in range(len(sv_prev)):
+        if sv_prev[k] < 0:
+            b, u = _basis(sv_time[k], knots)
+            c = x[b] if len(knots) == 1 else (1.0 - u) * x[b] + u * x[b + 1]
+            grad += prior_p * (mu[k] + c - mu0)
+            curv += prior_p
+    for m in range(len(match_start) - 1):
+        if invariant[m]:
+            continue
+        for p in range(team_start[match_start[m]], team_start[match_start[m + 1]]):
+            if msg_p[p] <= 0.0:
+                continue
+            k = slot_sv[p]
+            b, u = _basis(sv_time[k], knots)
+            c = x[b] if len(knots) == 1 else (1.0 - u) * x[b] + u * x[b + 1]
+            grad += msg_p[p] * (mu[k] + c) - msg_t[p]
+            curv += msg_p[p]
+    return -grad / curv
 
 
 @jit
@@ -585,10 +639,11 @@ def _chain_messages(sv_prev: NDArray[np.int64], sv_next: NDArray[np.int64], sv_t
 # -- leave-one-out predictions -----------------------------------------------------------------------------
 @jit
 def _leave_one_out(match_start: NDArray[np.int64], team_start: NDArray[np.int64], team_rank: NDArray[np.int64],
-                   weight: NDArray[np.float64], slot_sv: NDArray[np.int64], fwd_p: NDArray[np.float64],
-                   fwd_t: NDArray[np.float64], bwd_p: NDArray[np.float64], bwd_t: NDArray[np.float64],
-                   lik_p: NDArray[np.float64], lik_t: NDArray[np.float64], msg_p: NDArray[np.float64],
-                   msg_t: NDArray[np.float64], beta2: float, margin: float, out: NDArray[np.float64]) -> None:
+                   weight: NDArray[np.float64], slot_sv: NDArray[np.int64], single: NDArray[np.bool_],
+                   fwd_p: NDArray[np.float64], fwd_t: NDArray[np.float64], bwd_p: NDArray[np.float64],
+                   bwd_t: NDArray[np.float64], lik_p: NDArray[np.float64], lik_t: NDArray[np.float64],
+                   msg_p: NDArray[np.float64], msg_t: NDArray[np.float64], beta2: float, margin: float,
+                   out: NDArray[np.float64]) -> None:
     """``out[m] = log P(outcome_m)`` under match ``m``'s cavities: its players' posteriors without that match
     (EP's leave-one-out predictive; Opper & Winther 2000)."""
     width = most_teams(match_start)
@@ -602,9 +657,9 @@ def _leave_one_out(match_start: NDArray[np.int64], team_start: NDArray[np.int64]
         p0 = team_start[t0]
         for p in range(p0, team_start[t0 + n]):
             k = slot_sv[p]
-            cp = fwd_p[k] + bwd_p[k] + lik_p[k] - msg_p[p]
+            cp = fwd_p[k] + bwd_p[k] + _others(lik_p[k], msg_p[p], single[k])
             cav_var[p - p0] = 1.0 / cp
-            cav_mu[p] = (fwd_t[k] + bwd_t[k] + lik_t[k] - msg_t[p]) / cp
+            cav_mu[p] = (fwd_t[k] + bwd_t[k] + _others(lik_t[k], msg_t[p], single[k])) / cp
         _team_priors(team_start, t0, n, ident, weight, cav_mu, cav_var, p0, beta2, tm, tv, size)
         out[m] = _log_outcome(tm[:n], tv[:n], team_rank[t0:t0 + n], size[:n], margin)
 
@@ -644,8 +699,8 @@ class Smoothed:
     Attributes
     ----------
     log_evidence : float
-        ``log P(all outcomes)``, the model's marginal likelihood, by the chain rule: ``sum_m log P(outcome_m |
-        matches before m)`` (see the module docstring).  What :func:`podium.fit` maximizes with
+        ``log P(all outcomes)``, the model's marginal likelihood, estimated by the chain rule: ``sum_m
+        log P(outcome_m | matches before m)`` with each belief projected on a Gaussian (see the module docstring).  What :func:`podium.fit` maximizes with
         ``metric="log_evidence"``; comparable with a filter's summed log-likelihood.
     match_log_evidence : float64 array
         Its terms, ``log P(outcome_m | matches before m)``, in the history's order.
@@ -742,7 +797,7 @@ class Smoothed:
                              gamma2 * (when - times[j]))
             n = self._next[k]
             bp = bt = 0.0
-            if n >= 0:
+            if n >= 0 and self.iterations > 0:  # the first pass alone looks at no later match
                 bp, bt = _forget(self._lik[0, n] + self._bwd[0, n], self._lik[1, n] + self._bwd[1, n],
                                  gamma2 * (self._time[n] - when))
             p = fp + bp
@@ -754,6 +809,9 @@ class Smoothed:
             return float(self._time.max()) if len(self._time) else 0.0
         from ..match import parse_time
 
+        if not self.time_is_date and not isinstance(at, (int, float, np.integer, np.floating)):
+            raise ValueError(f"'at' must be a number: this history's times are numbers (or match indices), not "
+                             f"dates. Got {at!r:.80}.")
         value = parse_time(at, "at")
         if value != value:
             raise ValueError(f"'at' must be a time on the history's axis. Got {at!r:.80}.")
@@ -833,9 +891,10 @@ class TrueSkillThroughTime(Hyperparameters):
     Notes
     -----
     A match's factor graph, non-finishers included, is :class:`podium.TrueSkill`'s (the same compiled code).
-    :meth:`smooth` with ``max_iterations=0`` runs only the first, filtering pass: its ratings are those of
-    ``TrueSkill(mu=mu, sigma=sigma, beta=beta, tau=0, drift=gamma, draw_probability=...)`` replayed in time
-    order.  Where a match has a tied group of three or more teams, TrueSkill's rotation average is used (the
+    :meth:`smooth` with ``max_iterations=0`` runs only the first, filtering pass: on a history with times its
+    ratings are those of ``TrueSkill(mu=mu, sigma=sigma, beta=beta, tau=0, drift=gamma, draw_probability=...)``
+    replayed in time order (without times the smoother's clock is the match index, which TrueSkill's ``drift``
+    does not see; the reference package instead adds ``gamma^2`` once per appearance).  Where a match has a tied group of three or more teams, TrueSkill's rotation average is used (the
     reference package chains such a group in the order listed).
     """
 
@@ -860,8 +919,11 @@ class TrueSkillThroughTime(Hyperparameters):
         self._non_negative("gamma", gamma)
         self._probability("draw_probability", draw_probability)
         for name in ("sigma", "beta", "gamma"):
-            if getattr(self, name) > SIGMA_MAX:
-                raise ValueError(f"The {name!r} parameter of TrueSkillThroughTime must be at most {SIGMA_MAX:g}. "
+            # sigma's square inverted is the priors' precision, on which the field's level rests: at 1e150 it is
+            # 1e-300, at the edge of the floats, and the sweeps lose the level.
+            limit = SIGMA_MAX_SMOOTH if name == "sigma" else SIGMA_MAX
+            if getattr(self, name) > limit:
+                raise ValueError(f"The {name!r} parameter of TrueSkillThroughTime must be at most {limit:g}. "
                                  f"Got {getattr(self, name)!r} instead.")
         self._filter = TrueSkill(mu=float(mu), sigma=float(sigma), beta=float(beta), tau=0.0, drift=float(gamma),
                                  draw_probability=float(draw_probability), tolerance=MATCH_TOLERANCE,
@@ -917,6 +979,7 @@ class TrueSkillThroughTime(Hyperparameters):
         slot_sv, sv_player, sv_prev, sv_next, sv_time, batch_start, sv_batch_start, sv_match = _structure(
             ms, ts, pl, st, n_players)
         k = len(sv_player)
+        single = np.bincount(slot_sv, minlength=k) == 1  # skills with one match: their cavity is exact
         # The first pass: TrueSkill's online replay, by its own kernel.
         f = self._filter
         mu = np.full(n_players, float(self.mu))
@@ -963,17 +1026,17 @@ class TrueSkillThroughTime(Hyperparameters):
         last_jump = 0
         try:
             for done in range(1, max_iterations + 1):
-                step = _sweep(ms, ts, tr, wt, slot_sv, sv_prev, sv_next, sv_time, batch_start, sv_batch_start,
-                              prior_p, prior_t, gamma2, fwd[0], fwd[1], bwd[0], bwd[1], lik[0], lik[1], msg[0],
-                              msg[1], beta2, f._margin, unconverged)
+                step = _sweep(ms, ts, tr, wt, slot_sv, single, sv_prev, sv_next, sv_time, batch_start,
+                              sv_batch_start, prior_p, prior_t, gamma2, fwd[0], fwd[1], bwd[0], bwd[1], lik[0],
+                              lik[1], msg[0], msg[1], beta2, f._margin, unconverged)
                 if self._correct_level:
                     self._level(ms, ts, invariant, knots, slot_sv, sv_prev, sv_next, sv_time, prior_p, prior_t,
                                 gamma2, fwd, bwd, lik, msg)
                 if bar is not None:
                     bar.update(task, advance=1, description=f"smoothing (step {step:.2e})")
-                if not step >= tol:  # NaN would stop here too, and is reported below
+                if not step >= tol:  # NaN would stop here too, and is raised below
                     break
-                if self._accelerate:
+                if self._accelerate and done < max_iterations:  # a jump no sweep checks would be returned
                     # Lyusternik-Aitken: when the sweeps shrink the step by a settled ratio r, the rest of the way
                     # is about r / (1 - r) times the last change; jump there (then three sweeps to re-measure r).
                     steps.append(step)
@@ -996,6 +1059,9 @@ class TrueSkillThroughTime(Hyperparameters):
         if max_iterations == 0:
             done = 0
         converged = max_iterations > 0 and step < tol
+        if step != step:
+            raise FloatingPointError("TrueSkillThroughTime: a posterior became NaN while smoothing; please report the "
+                                     "history and parameters (it is a bug).")
         if max_iterations > 0 and not converged:
             warnings.warn(f"TrueSkillThroughTime: the posteriors still moved by {step:.3g} after max_iterations="
                           f"{max_iterations} sweeps (tolerance={tol!r}).", ConvergenceWarning, stacklevel=2)
@@ -1004,7 +1070,7 @@ class TrueSkillThroughTime(Hyperparameters):
                           f"{MATCH_TOLERANCE!r} within {MATCH_ITERATIONS} sweeps {int(unconverged[0])} times; those "
                           "updates use the last sweep.", ConvergenceWarning, stacklevel=2)
         loo = np.empty(n_m)
-        _leave_one_out(ms, ts, tr, wt, slot_sv, fwd[0], fwd[1], bwd[0], bwd[1], lik[0], lik[1], msg[0], msg[1],
+        _leave_one_out(ms, ts, tr, wt, slot_sv, single, fwd[0], fwd[1], bwd[0], bwd[1], lik[0], lik[1], msg[0], msg[1],
                        beta2, f._margin, loo)
         chain = np.empty(n_m)
         chain[order] = online  # back to the history's order
@@ -1023,8 +1089,8 @@ class TrueSkillThroughTime(Hyperparameters):
         """Move the whole field's level at once, where EP's local updates would take hundreds of sweeps.
 
         A match compares players of one batch, so adding ``c(t)`` to every skill at time ``t`` (and moving each
-        match's messages with it) changes no match's fit when its teams weigh the same (any match between
-        single players); only the new players' priors and the random walk fix the level.  Local updates move that level by a small fraction per sweep (on ``atp_singles`` the
+        match's messages with it) changes no match's fit when its teams' total weights are equal (any match
+        between single players of full weight); only the new players' priors and the random walk fix the level.  Local updates move that level by a small fraction per sweep (on ``atp_singles`` the
         field's level in 2020 still fell by 0.02 a sweep after 64 sweeps).  This step takes the ``c`` of a
         piecewise-linear form over :data:`LEVEL_KNOTS` batch times that minimizes the prior and walk terms at the
         current posterior means (:func:`_level_system`; a quadratic, solved exactly; the messages of matches
@@ -1038,6 +1104,12 @@ class TrueSkillThroughTime(Hyperparameters):
         _level_system(ms, ts, invariant, slot_sv, sv_prev, sv_time, mu, msg[0], msg[1], knots, float(self.mu),
                       prior_p, gamma2, a, rhs)
         x = _solve_spd(a, rhs)
+        # Then the common level exactly: it is the direction the walk does not see, whose curvature (the
+        # priors' precisions) a Cholesky pivot can lose beside the walk's (sigma 1e6 against gamma 0.1).
+        x += _level_constant(ms, ts, invariant, slot_sv, sv_prev, sv_time, mu, msg[0], msg[1], knots, x,
+                             float(self.mu), prior_p)
+        if not np.all(np.isfinite(x)):
+            return
         _shift_levels(ms, ts, invariant, slot_sv, sv_time, knots, x, lik[1], msg[0], msg[1])
         _chain_messages(sv_prev, sv_next, sv_time, prior_p, prior_t, gamma2, fwd[0], fwd[1], bwd[0], bwd[1],
                         lik[0], lik[1])
