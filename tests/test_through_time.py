@@ -479,3 +479,29 @@ def test_the_filtering_pass_rates_between_batches_from_the_past_only() -> None:
     assert smoothed.mu < between.mu - 0.5  # the smoother does see them
     with pytest.raises(ValueError, match="'at' must be a number"):
         online.ratings(at="2020-01-01")
+
+
+def test_a_shared_history_side_by_side_with_the_reference(exact_reference: None) -> None:
+    """The FIFA-rated chess World Cup games (half of them draws) from ../shared/data: the first pass and five
+    plain sweeps (podium's level correction and extrapolation off, the reference's algorithm) give the same
+    posteriors, and the same evidence."""
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "shared" / "data" / "chess_worldcup" / "matches.jsonl.gz"
+    if not path.exists():
+        pytest.skip(f"{path} is not present (the real data sets live in ../shared/data)")
+    history = podium.read_matches(path)
+    comp = [[[history.players[p] for p in history.player[history.team_start[t]:history.team_start[t + 1]]]
+             for t in range(history.match_start[m], history.match_start[m + 1])] for m in range(len(history))]
+    results = [[2.0 - float(r) for r in history.team_rank[history.match_start[m]:history.match_start[m + 1]]]
+               for m in range(len(history))]
+    ref = ttt.History(comp, results, list(history.time), mu=0.0, sigma=6.0, beta=1.0, gamma=0.03, p_draw=0.45)
+    model = TrueSkillThroughTime(gamma=0.03, draw_probability=0.45)
+    first = model.smooth(history, max_iterations=0)
+    assert _worst_difference(first, ref) < 1e-12
+    assert first.log_evidence == pytest.approx(ref.log_evidence(), rel=1e-12)
+    ref.convergence(epsilon=-1.0, iterations=5, verbose=False)
+    model._correct_level = model._accelerate = False
+    with pytest.warns(podium.ConvergenceWarning):
+        five = model.smooth(history, tolerance=1e-300, max_iterations=5)
+    assert _worst_difference(five, ref) < 1e-10
