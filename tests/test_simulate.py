@@ -211,3 +211,37 @@ def test_bad_arguments_raise_value_error_naming_the_argument(kwargs, name):
 def test_numpy_integers_are_accepted_for_counts():
     sim = podium.simulate(np.int64(20), np.int64(30), teams=np.int64(3), seed=1)
     assert len(sim.matches) == 30 and len(sim.skills) == 20
+
+
+def test_uneven_teams_and_parties() -> None:
+    sim = podium.simulate(100, 500, teams=2, team_size=(4, 3), seed=4)
+    m = sim.matches
+    sizes = np.diff(m.team_start)
+    assert np.array_equal(sizes, np.tile([4, 3], 500))
+    for match in m[:50]:
+        assert len(set(match.players)) == 7
+    # Every team of two is a whole party when parties = 1: at most 50 distinct teams among 100 players.
+    duos = podium.simulate(100, 2000, teams=2, team_size=2, parties=1.0, seed=5).matches
+    teams = {tuple(sorted(t)) for match in duos for t in match.teams}
+    assert len(teams) <= 50
+    assert all(len(set(match.players)) == 4 for match in duos)
+    # Half the time: a party's pair shares a team far more often than two random players do.
+    half = podium.simulate(60, 3000, teams=2, team_size=3, parties=0.5, party_size=2, seed=6).matches
+    together: dict[tuple[str, str], int] = {}
+    for match in half:
+        for team in match.teams:
+            for i, a in enumerate(team):
+                for b in team[i + 1:]:
+                    key = (min(a, b), max(a, b))
+                    together[key] = together.get(key, 0) + 1
+    counts = np.array(sorted(together.values(), reverse=True))
+    assert counts[:30].min() > 10 * np.median(counts)  # the 30 parties stand out
+    # The truth at every appearance is the player's skill (no drift here).
+    assert np.array_equal(sim.slot_skills, np.array([sim.skills[m.players[i]] for i in m.player]))
+
+
+@pytest.mark.parametrize("kwargs,field", [({"team_size": (4, 3, 2)}, "team_size"), ({"team_size": (4, 0)}, "team_size"),
+                                          ({"parties": 1.5}, "parties"), ({"party_size": 1}, "party_size")])
+def test_simulate_refuses_bad_structure(kwargs: dict, field: str) -> None:
+    with pytest.raises(ValueError, match=f"'{field}'"):
+        podium.simulate(20, 10, **kwargs)

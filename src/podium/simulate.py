@@ -37,7 +37,7 @@ class Simulation:
     slot_skills: NDArray[np.float64] | None = None
 
 
-def _draw_margin(draw_probability: float, team_size: int) -> float:
+def _draw_margin(draw_probability: float, team_size: float) -> float:
     """The margin ``eps`` with ``P(|X_1 - X_2| <= eps) = draw_probability`` for two equal teams.
 
     Team performance is the sum of ``team_size`` unit-variance performances, so ``X_1 - X_2`` has
@@ -66,15 +66,52 @@ def _lineups(rng: np.random.Generator, n_players: int, n_matches: int, k: int) -
         out[bad] = rng.integers(0, n_players, size=(len(bad), k), dtype=np.int64)
 
 
+def _party_lineups(rng: np.random.Generator, n_players: int, n_matches: int, sizes: list[int], parties: float,
+                   party_size: int) -> NDArray[np.int64]:
+    """Line-ups in which each team of at least ``party_size`` players is led, with probability ``parties``, by one
+    of the fixed parties (the players split once, in a random order, into groups of ``party_size``)."""
+    groups = rng.permutation(n_players)[:n_players // party_size * party_size].reshape(-1, party_size)
+    k = sum(sizes)
+    out = np.empty((n_matches, k), dtype=np.int64)
+    starts = np.r_[0, np.cumsum(sizes)]
+    led = rng.random((n_matches, len(sizes))) < parties
+    for m in range(n_matches):
+        used: set[int] = set()
+        row = out[m]
+        free: list[int] = []
+        for t, size in enumerate(sizes):
+            if led[m, t] and size >= party_size and len(groups):
+                for _ in range(8):  # a party none of whose players is already in the match
+                    group = groups[rng.integers(len(groups))]
+                    if not used.intersection(group.tolist()):
+                        break
+                else:
+                    group = None
+                if group is not None:
+                    row[starts[t]:starts[t] + party_size] = group
+                    used.update(group.tolist())
+                    free.extend(range(starts[t] + party_size, starts[t + 1]))
+                    continue
+            free.extend(range(starts[t], starts[t + 1]))
+        while free:  # the other places: players drawn at random, none twice in the match
+            pick = int(rng.integers(n_players))
+            if pick not in used:
+                used.add(pick)
+                row[free.pop()] = pick
+    return out
+
+
 def simulate(
     players: int | Sequence[str],
     matches: int,
     *,
     teams: int = 2,
-    team_size: int = 1,
+    team_size: int | Sequence[int] = 1,
     draw_probability: float = 0.0,
     skill_sd: float = 1.0,
     skill_drift: float = 0.0,
+    parties: float = 0.0,
+    party_size: int = 2,
     seed: int | None = None,
 ) -> Simulation:
     """Simulate a season: random line-ups, Gaussian performances around true skills.
@@ -92,8 +129,13 @@ def simulate(
         How many players (named ``p00000``, ``p00001``, ...) or their names.
     matches : int
         How many matches.
-    teams, team_size : int
-        Teams per match and players per team.
+    teams : int
+        Teams per match.
+    team_size : int or sequence of int
+        Players per team, or each team's own number (``(4, 3)``: four against three; its length is ``teams``).
+        A team performs the sum of its members' performances; skills are centred on 0, so the size of a team
+        alone favours neither side (a model that sums ratings on an offset scale, such as Elo's 1500, sees the
+        larger team as far stronger).  With uneven teams the draw margin is that of two teams of the mean size.
     draw_probability : float in [0, 1)
         Probability that two equal teams draw.
     skill_sd : float
@@ -101,6 +143,13 @@ def simulate(
     skill_drift : float
         Dynamics: before each of a player's matches their skill moves by ``N(0, skill_drift**2)`` (TrueSkill's
         ``tau`` in these units).  :attr:`Simulation.skills` then holds the skills after the last match.
+    parties : float in [0, 1]
+        Players who queue together: the players are split once into fixed parties of ``party_size`` (in a
+        random order), and each team of at least ``party_size`` players is, with this probability, led by a
+        whole party (one not already in the match), the rest of its places drawn at random.  0 (the default)
+        leaves every line-up random, with the same random numbers as before this option existed.
+    party_size : int
+        Players per party (at least 2).
     seed : int, optional
         Seed for ``numpy.random.default_rng``.
     """
@@ -110,13 +159,30 @@ def simulate(
         names = [f"p{i:05d}" for i in range(int(players))]
     else:
         names = list(players)
-    for field, value, low in (("matches", matches, 0), ("teams", teams, 2), ("team_size", team_size, 1)):
+    sizes_given = not isinstance(team_size, (bool, numbers.Integral))
+    for field, value, low in (("matches", matches, 0), ("teams", teams, 2), ("party_size", party_size, 2)) + (
+            () if sizes_given else (("team_size", team_size, 1),)):
         if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
             raise ValueError(f"'{field}' must be an int >= {low}. Got {value!r}.")
-    matches, teams, team_size = int(matches), int(teams), int(team_size)
-    k = teams * team_size
+    matches, teams, party_size = int(matches), int(teams), int(party_size)
+    if sizes_given:
+        try:
+            sizes: list[int | None] = [int(x) if isinstance(x, numbers.Integral) and not isinstance(x, bool)
+                                       and int(x) >= 1 else None for x in team_size]  # type: ignore[union-attr]
+        except TypeError:
+            sizes = [None]
+        if len(sizes) != teams or None in sizes:
+            raise ValueError(f"'team_size' must be an int >= 1 or one int >= 1 per team ({teams} teams). "
+                             f"Got {team_size!r}.")
+        size_list = [int(x) for x in sizes if x is not None]
+    else:
+        size_list = [int(team_size)] * teams  # type: ignore[arg-type]
+    k = sum(size_list)
     if len(names) < k or len(set(names)) != len(names):
-        raise ValueError(f"'players' must be at least teams * team_size = {k} distinct players. Got {len(names)}.")
+        raise ValueError(f"'players' must be at least {k} distinct players (the players of one match). "
+                         f"Got {len(names)}.")
+    if isinstance(parties, bool) or not (isinstance(parties, (int, float)) and 0.0 <= parties <= 1.0):
+        raise ValueError(f"'parties' must be a probability in [0, 1]. Got {parties!r}.")
     if not (isinstance(draw_probability, (int, float)) and 0.0 <= draw_probability < 1.0):
         raise ValueError(f"'draw_probability' must be in [0, 1). Got {draw_probability!r}.")
     if isinstance(skill_sd, bool) or not (isinstance(skill_sd, (int, float)) and skill_sd >= 0 and math.isfinite(skill_sd)):
@@ -126,7 +192,10 @@ def simulate(
         raise ValueError(f"'skill_drift' must be a finite number >= 0. Got {skill_drift!r}.")
     rng = np.random.default_rng(seed)
     skill = rng.normal(0.0, skill_sd, size=len(names))
-    lineup = _lineups(rng, len(names), matches, k)                     # (M, teams * team_size)
+    if parties > 0:
+        lineup = _party_lineups(rng, len(names), matches, size_list, float(parties), party_size)
+    else:
+        lineup = _lineups(rng, len(names), matches, k)                 # (M, players of one match)
     if skill_drift > 0:
         # Each player's skill at a slot is its start plus the running sum of its own steps so far.
         flat = lineup.reshape(-1)
@@ -146,17 +215,19 @@ def simulate(
     else:
         at_slot = skill[lineup].reshape(-1)
         perf = skill[lineup] + rng.normal(size=lineup.shape)
-    team_perf = perf.reshape(matches, teams, team_size).sum(axis=2)    # (M, teams)
+    team_of_slot = np.repeat(np.arange(teams), size_list)
+    team_perf = np.zeros((matches, teams))
+    np.add.at(team_perf.T, team_of_slot, perf.T)                       # (M, teams): members' sums
     order = np.argsort(-team_perf, axis=1, kind="stable")
     ranked = np.take_along_axis(team_perf, order, axis=1)
-    eps = _draw_margin(draw_probability, team_size) if draw_probability > 0 else -1.0
+    eps = _draw_margin(draw_probability, k / teams) if draw_probability > 0 else -1.0
     step = (ranked[:, :-1] - ranked[:, 1:]) > eps
     sorted_rank = np.concatenate([np.zeros((matches, 1), np.int64), np.cumsum(step, axis=1)], axis=1)
     rank = np.empty_like(sorted_rank)
     np.put_along_axis(rank, order, sorted_rank, axis=1)
     packed = Matches(
         np.arange(matches + 1, dtype=np.int64) * teams,
-        np.arange(matches * teams + 1, dtype=np.int64) * team_size,
+        np.r_[0, np.cumsum(np.tile(size_list, matches))].astype(np.int64),
         rank.reshape(-1), lineup.reshape(-1), np.ones(matches * k), np.arange(matches, dtype=np.float64),
         names, [f"m{j}" for j in range(matches)], validate=False, has_weights=False,
     )
