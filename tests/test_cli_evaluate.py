@@ -113,7 +113,7 @@ def test_evaluate_prints_a_table_of_both_models_matching_the_library(duel_file: 
     rows = _rows(result.output)
     assert "all 300 matches" in result.output
     for name in ("trueskill", "elo"):
-        assert rows[name][:3] == [format(report[name][m], ".4f") for m in METRICS]
+        assert rows[name][:4] == [format(report[name][m], ".4f") for m in (*METRICS, "calibration_error")]
     assert "challenged" in result.output and "[1] trueskill" in result.output and "[2] elo" in result.output
     for j, a in enumerate(["trueskill", "elo"]):
         assert rows[f"[{j + 1}] {a}"] == [format(report.challenged[a][b], ".3f") for b in ("trueskill", "elo")]

@@ -734,7 +734,7 @@ def report() -> podium.Report:
 def test_report_figures(report: podium.Report) -> None:
     assert report.models == ["ts", "pl", "bare"]  # the order given
     for name in report.models:
-        assert set(report[name]) == {*METRICS, "pairs", "matches", "seconds"}
+        assert set(report[name]) == {*METRICS, "calibration_error", "pairs", "matches", "seconds"}
         assert report[name]["seconds"] >= 0
     assert report["ts"]["pair_error"] == report.scores["ts"]["pair_error"]
     assert set(report.challenged) == {"ts", "pl", "bare"} and all(set(r) == {"ts", "pl", "bare"} for r in report.challenged.values())
@@ -960,3 +960,23 @@ def test_a_rater_giving_nan_is_refused() -> None:
 
     with pytest.raises(ValueError, match="win_probabilities"):
         podium.evaluate(podium.simulate(10, 20, seed=1).matches, {"b": Broken(podium.Elo())})
+
+
+def test_calibration_error_by_hand_and_what_it_detects() -> None:
+    """Expected calibration error: a hand computation on four pairs, 0 for a coin flip, and an overconfident
+    model (every member of a party moved by k each game; issue 16's failure) scores far above a calibrated one."""
+    from podium.evaluate import calibration_error
+
+    # Pairs (p first ahead, won): both orientations enter: (0.9, 1), (0.1, 0), (0.9, 0), (0.1, 1), (0.6, 1),
+    # (0.4, 0), (0.3, 0), (0.7, 1).  Bins of 0.1: [0.1]: pred 0.1 obs 1/2; [0.3]: 0.3, 0; [0.4]: 0.4, 0; [0.6]: 0.6, 1;
+    # [0.7]: 0.7, 1; [0.9]: 0.9, 1/2.  ECE = (2*0.4 + 0.3 + 0.4 + 0.4 + 0.3 + 2*0.4) / 8.
+    p = np.array([0.9, 0.9, 0.6, 0.3])
+    won = np.array([True, False, True, False])
+    assert calibration_error(p, won) == pytest.approx((0.8 + 0.3 + 0.4 + 0.4 + 0.3 + 0.8) / 8)
+    assert calibration_error(np.full(10, 0.5), np.arange(10) % 3 == 0) == 0.0
+    assert math.isnan(calibration_error(np.zeros(0), np.zeros(0, dtype=bool)))
+    sim = podium.simulate(100, 3000, teams=2, team_size=(4, 3), parties=0.7, party_size=3, seed=1)
+    report = podium.evaluate(sim.matches, {"pl": podium.PlackettLuce(), "ts": podium.TrueSkill(mu=0.0)})
+    assert report["pl"]["calibration_error"] > 0.2
+    assert report["ts"]["calibration_error"] < report["pl"]["calibration_error"] / 2
+    assert "calib. error" in str(report)

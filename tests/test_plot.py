@@ -263,16 +263,22 @@ def test_calibration_draws_the_bins_of_every_model(duel_report: podium.Report, t
     assert len(lines) == 1 + len(duel_report.models)  # the diagonal, then one per model
     np.testing.assert_array_equal(lines[0].get_xdata(), [0, 1])
     np.testing.assert_array_equal(lines[0].get_ydata(), [0, 1])
+    bars = [b for b in ax.figure.axes if b is not ax][0].patches  # the counts, on the twin axis
+    k = 0
     for line, name in zip(lines[1:], duel_report.models):
-        pred, obs, _ = plot.calibration_bins(duel_report, name, 5)
-        assert line.get_label() == name
+        pred, obs, count = plot.calibration_bins(duel_report, name, 5)
+        assert line.get_label() == f"{name} (ECE {duel_report[name]['calibration_error']:.3f})"
         np.testing.assert_array_equal(line.get_xdata(), pred)
         np.testing.assert_array_equal(line.get_ydata(), obs)
+        assert [bar.get_height() for bar in bars[k:k + len(count)]] == list(count)
+        k += len(count)
+    assert k == len(bars)
     out = tmp_path / "cal.png"
     fig = plot.calibration(duel_report, ["trueskill"], path=out)
     assert isinstance(fig, Figure)
     _assert_png(out)
-    assert [line.get_label() for line in fig.axes[0].get_lines()] == ["perfect", "trueskill"]
+    assert [line.get_label() for line in fig.axes[0].get_lines()] == [
+        "perfect", f"trueskill (ECE {duel_report['trueskill']['calibration_error']:.3f})"]
 
 
 def test_calibration_rejects_zero_bins(duel_report: podium.Report) -> None:

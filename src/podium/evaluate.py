@@ -9,6 +9,10 @@ of teams, draws and non-finishers:
   counts one half.  The fraction of wrong pairs over the whole history.
 * ``pair_log_loss`` -- over the same pairs, the mean of ``-log p`` with ``p`` that probability for the team
   that did finish ahead.
+* ``calibration_error`` -- the expected calibration error of the pair probabilities (each decided pair from
+  both sides, ten equal-width bins, :func:`calibration_error`): how far the predicted probabilities are from
+  the observed frequencies, so that overconfidence shows in the report as well as in the log loss.  A report
+  figure, not a :func:`podium.fit` target (it is not a proper score: always predicting 1/2 scores 0).
 * ``log_likelihood`` -- the mean per match of ``model.log_likelihood(match, ratings_before)``.  Compare it
   within a family: only TrueSkill gives a draw a probability of its own (the draw margin); the Elo family
   scores a draw as half a win and half a loss, and PairwiseElo's is its pairwise composite likelihood.
@@ -50,7 +54,7 @@ from .models.through_time import TrueSkillThroughTime
 from .numerics import jit
 from .ordering import density_code, log_win_pair
 
-__all__ = ["METRICS", "Rater", "Report", "evaluate"]
+__all__ = ["METRICS", "Rater", "Report", "calibration_error", "evaluate", "reliability"]
 
 #: The metrics of a :class:`Report`, each per model.  Lower is better except ``log_likelihood``.
 METRICS = ("pair_error", "pair_log_loss", "log_likelihood")
@@ -324,6 +328,37 @@ def _check_metric(metric: str) -> str:
     return metric
 
 
+def reliability(p_first: NDArray[np.float64], won_first: NDArray[np.bool_], bins: int = 10
+                ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.int64]]:
+    """Pairs grouped by predicted probability into ``bins`` equal-width bins: ``(mean predicted, observed
+    frequency, count)`` per non-empty bin.
+
+    Every decided pair enters twice, once from each side (``p``, finished ahead) and (``1 - p``, finished
+    behind), so the diagram does not depend on the order the teams are listed in (many files list the
+    winner first) and is symmetric about ``(1/2, 1/2)``; counts are of these oriented pairs.
+    """
+    if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)) or bins < 1:
+        raise ValueError(f"'bins' must be a positive int. Got {bins!r} instead.")
+    p = np.concatenate([p_first, 1.0 - p_first])
+    won = np.concatenate([won_first, ~won_first])
+    bins = int(bins)
+    which = np.minimum((p * bins).astype(np.int64), bins - 1)
+    count = np.bincount(which, minlength=bins)
+    predicted = np.bincount(which, weights=p, minlength=bins)
+    observed = np.bincount(which, weights=won.astype(float), minlength=bins)
+    keep = count > 0
+    return predicted[keep] / count[keep], observed[keep] / count[keep], count[keep]
+
+
+def calibration_error(p_first: NDArray[np.float64], won_first: NDArray[np.bool_], bins: int = 10) -> float:
+    """Expected calibration error of pair predictions: ``sum_b (n_b / N) |mean predicted_b - observed_b|``
+    over :func:`reliability`'s bins (Naeini, Cooper & Hauskrecht 2015); 0 is perfectly calibrated."""
+    if len(p_first) == 0 or not np.all(np.isfinite(p_first)):
+        return math.nan
+    predicted, observed, count = reliability(p_first, won_first, bins)
+    return float(np.sum(count * np.abs(predicted - observed)) / np.sum(count))
+
+
 # -- the report ------------------------------------------------------------------------------------------------
 @dataclass
 class Report:
@@ -439,11 +474,12 @@ class Report:
         table = Table(title=title or (
             f"{self.matches:,} matches scored ({self.pairs:,} decided pairs, {self.players:,} players)"))
         table.add_column("model", no_wrap=True)
-        for column in ("pair error", "pair log loss", "log-lik. / match", "seconds"):
+        for column in ("pair error", "pair log loss", "log-lik. / match", "calib. error", "seconds"):
             table.add_column(column, justify="right")
         for name, row in self.scores.items():
             table.add_row(name, _fmt(row["pair_error"], ".4f"), _fmt(row["pair_log_loss"], ".4f"),
-                          _fmt(row["log_likelihood"], ".4f"), _fmt(row["seconds"], ".2f"))
+                          _fmt(row["log_likelihood"], ".4f"), _fmt(row.get("calibration_error", math.nan), ".4f"),
+                          _fmt(row["seconds"], ".2f"))
         return table
 
     def challenged_table(self) -> Any:
@@ -547,7 +583,10 @@ def evaluate(
     scores: dict[str, dict[str, float]] = {}
     for name, pred in preds.items():
         scores[name] = {m: _metric(s, pred, m) for m in METRICS}
-        scores[name].update(pairs=int(s.counted.sum()), matches=int(s.scored.sum()), seconds=pred.seconds)
+        ece = calibration_error(np.exp(pred.log_ahead_a[s.counted]), s.outcome[s.counted] > 0) if pred.pairs \
+            else math.nan
+        scores[name].update(calibration_error=ece, pairs=int(s.counted.sum()), matches=int(s.scored.sum()),
+                            seconds=pred.seconds)
     challenged = _challenged(s, preds, float(challenge))
     players = np.unique(packed.player[np.repeat(s.scored, np.diff(packed.team_start[packed.match_start]))])
     won = s.outcome[s.counted] > 0

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .evaluate import METRICS, Report
+from .evaluate import METRICS, Report, reliability
 from .league import League
 from .models.through_time import Smoothed
 
@@ -125,43 +125,41 @@ def trajectories(
 
 def calibration_bins(report: Report, name: str, bins: int = 10
                      ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.int64]]:
-    """Pairs grouped by predicted probability into ``bins`` equal-width bins: ``(mean predicted, observed
-    frequency, count)`` per non-empty bin.
-
-    Every decided pair enters twice, once from each side (``p``, finished ahead) and (``1 - p``, finished
-    behind), so the diagram does not depend on the order the teams are listed in (many files list the
-    winner first) and is symmetric about ``(1/2, 1/2)``; counts are of these oriented pairs.
-    """
-    if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)) or bins < 1:
-        raise ValueError(f"'bins' must be a positive int. Got {bins!r} instead.")
+    """``name``'s pairs in ``report`` grouped by predicted probability: :func:`podium.evaluate.reliability`
+    (``(mean predicted, observed frequency, count)`` per non-empty bin, each pair from both sides)."""
     p_first, won_first = report.pair_predictions(name)
-    p = np.concatenate([p_first, 1.0 - p_first])
-    won = np.concatenate([won_first, ~won_first])
-    bins = int(bins)
-    which = np.minimum((p * bins).astype(np.int64), bins - 1)
-    count = np.bincount(which, minlength=bins)
-    predicted = np.bincount(which, weights=p, minlength=bins)
-    observed = np.bincount(which, weights=won.astype(float), minlength=bins)
-    keep = count > 0
-    return predicted[keep] / count[keep], observed[keep] / count[keep], count[keep]
+    return reliability(p_first, won_first, bins)
 
 
 def calibration(
     report: Report, models: Sequence[str] | None = None, *, bins: int = 10, ax: Any = None,
     path: str | Path | None = None,
 ) -> Any:
-    """Predicted against observed pair outcomes: a well-calibrated model lies on the diagonal.
+    """Predicted against observed pair outcomes (the reliability diagram): a well-calibrated model lies on the
+    diagonal.
 
     Every decided pair of the evaluated matches contributes the model's probability that each team finishes
-    ahead and whether it did (:func:`calibration_bins`); the marker area grows with the number of pairs.
+    ahead and whether it did (:func:`calibration_bins`); the marker area grows with the number of pairs, and
+    the counts per bin are drawn as bars on a second axis (right, logarithmic), so a bin's weight is readable.
+    The legend gives each model's expected calibration error (``report[name]["calibration_error"]``).
     """
     fig, ax = _axes(ax, (5.5, 5.0))
     ax.plot([0, 1], [0, 1], color="0.6", lw=1, ls="--", label="perfect")
-    for name in models or report.models:
+    counts_ax = ax.twinx()
+    names = [n for n in (models or report.models) if report[n].get("pairs", 0) and
+             math.isfinite(report[n].get("calibration_error", math.nan))]
+    width = 1.0 / max(bins, 1) / max(len(names), 1)
+    for j, name in enumerate(names):
         pred, obs, count = calibration_bins(report, name, bins)
-        ax.plot(pred, obs, marker="o", lw=1.2, label=name)
+        ece = report[name].get("calibration_error", math.nan)
+        (line,) = ax.plot(pred, obs, marker="o", lw=1.2, label=f"{name} (ECE {ece:.3f})")
         if len(count):  # a report with no decided pairs draws the diagonal alone
-            ax.scatter(pred, obs, s=8 + 80 * count / max(count.max(), 1), alpha=0.3)
+            ax.scatter(pred, obs, s=8 + 80 * count / max(count.max(), 1), alpha=0.3, color=line.get_color())
+            left = np.floor(np.minimum(pred, 1 - 1e-12) * bins) / bins + j * width
+            counts_ax.bar(left, count, width=width, align="edge", color=line.get_color(), alpha=0.25,
+                          label=f"{name} pairs")
+    counts_ax.set_yscale("log")
+    counts_ax.set_ylabel("pairs per bin (bars)")
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1)
     ax.set_xlabel("predicted P(ahead), each pair from both sides")
