@@ -49,6 +49,9 @@ SPLIT = 0.7
 METRIC_TITLES = {
     "pair_log_loss": "Pair log loss (lower is better)",
     "pair_error": "Pair error: the TrueSkill paper's prediction error (lower is better)",
+    "calibration_error": "Expected calibration error of the pair probabilities (lower is better): each decided pair "
+                         "from both sides, ten bins, the count-weighted mean |predicted - observed|; an "
+                         "overconfident model shows here even where its pair error is good",
     "log_likelihood": "Log-likelihood per match (higher is better). Only TrueSkill's gives draws a probability of "
                       "their own (the draw margin); the Elo family scores a draw as half a win and half a loss, "
                       "and PairwiseElo's is its pairwise composite likelihood, so compare within a family",
@@ -306,7 +309,7 @@ def write(results: Sequence[dict[str, Any]], out: Path, seconds: float) -> None:
     shortfalls = shortfall_lines(results)
     if shortfalls:
         lines += ["Where it does not:", ""] + [f"- {line}" for line in shortfalls] + [""]
-    for metric in ("pair_log_loss", "pair_error", "log_likelihood"):
+    for metric in ("pair_log_loss", "pair_error", "calibration_error", "log_likelihood"):
         lines += [f"## {METRIC_TITLES[metric]}", "", *metric_table(results, metric), ""]
     lines += ["## The data and the time taken", "",
               "| data set | matches (held out) | players | most teams in a match | records skipped | "
