@@ -279,6 +279,13 @@ def test_leaderboard_and_frame() -> None:
     assert [row.rank for row in board] == list(range(1, len(board) + 1))
     assert all(a.score >= b.score for a, b in zip(board, board[1:]))
     assert result.leaderboard(top=3) == board[:3]
+    # games: the matches each had played by then (three matches share a time in this history)
+    played = {name: sum(name in match.players for match in ours) for name in ratings}
+    assert {row.player: row.games for row in board} == played
+    at = ours[20].time
+    early = {name: sum(name in match.players and match.time <= at for match in ours) for name in ratings}
+    assert all(row.games == early[row.player] for row in result.leaderboard(at=at))
+    assert result.end == max(match.time for match in ours)
     frame = result.to_frame()
     assert list(frame.columns) == ["player", "time", "match", "mu", "sigma"]
     rows = frame[frame.player == "p3"]

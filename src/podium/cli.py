@@ -429,27 +429,16 @@ def smooth_command(
     for warning in caught:
         notes.print(f"[yellow]warning:[/yellow] {warning.message}")
     rows = result.leaderboard(at=when, k=k, top=top)
-    times = np.asarray(matches.time, dtype=np.float64)
-    if np.isnan(times).all():  # smooth took the times as all known or all unknown; unknown: the match index
-        times = np.arange(len(matches), dtype=np.float64)
-    last = float(times.max())
-    shown = when if when is not None else last
+    shown = when if when is not None else result.end
     place = f"{'match ' if np.isnan(matches.time).all() else ''}{format_time(shown, result.time_is_date)}"
-    # Smoothed's rows count batches (times) played; the table counts matches, and batches where they differ.
-    team_match = np.repeat(np.arange(len(matches)), np.diff(matches.match_start))
-    slot_match = np.repeat(team_match, np.diff(matches.team_start))
-    played = np.bincount(matches.player[times[slot_match] <= shown], minlength=len(matches.players))
-    index = {name: i for i, name in enumerate(matches.players)}
-    batches = len(np.unique(times)) < len(times)
     table = Table(title=f"{model!r}: smoothed skill at {place}{' (the end)' if when is None else ''}")
     table.add_column("#", justify="right")
     table.add_column("player")
-    for column in ("mu", "sigma", f"mu - {k:g} sigma", "games") + (("batches",) if batches else ()):
+    for column in ("mu", "sigma", f"mu - {k:g} sigma", "games"):
         table.add_column(column, justify="right")
     for row in rows:
-        cells = [str(row.rank), escape(row.player), f"{row.mu:.3f}", f"{row.sigma:.3f}", f"{row.score:.3f}",
-                 str(int(played[index[row.player]]))]
-        table.add_row(*cells, *([str(row.games)] if batches else []))
+        table.add_row(str(row.rank), escape(row.player), f"{row.mu:.3f}", f"{row.sigma:.3f}", f"{row.score:.3f}",
+                      str(row.games))
     console.print(table)
     if not rows:
         notes.print(f"[yellow]warning:[/yellow] no player had played by --at {at}.")

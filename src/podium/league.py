@@ -195,6 +195,20 @@ class LeaderboardRow:
     games: int
 
 
+def leaderboard_rows(names: list[str], mu: NDArray[np.float64], sigma: NDArray[np.float64],
+                     games: NDArray[np.int64], k: float, top: int | None, min_games: int) -> list[LeaderboardRow]:
+    """Players sorted by ``mu - k sigma`` (ties by name), those with fewer than ``min_games`` left out, the first
+    ``top`` kept: the rows of :meth:`League.leaderboard` and of a smoothed history's
+    :meth:`podium.Smoothed.leaderboard`."""
+    score = mu - k * sigma
+    keep = np.flatnonzero(games >= min_games)
+    order = keep[np.lexsort((np.array(names, dtype=object)[keep] if len(names) else keep, -score[keep]))]
+    if top is not None:
+        order = order[:top]
+    return [LeaderboardRow(i + 1, names[r], float(mu[r]), float(sigma[r]), float(score[r]), int(games[r]))
+            for i, r in enumerate(order)]
+
+
 class PlayerState(NamedTuple):
     """Everything a model keeps about one player between matches.
 
@@ -534,14 +548,8 @@ class League:
             Leave out players with fewer recorded matches.
         """
         n = len(self._names)
-        mu, sigma, games = self._state.mu[:n], self._state.sigma[:n], self._state.games[:n]
-        score = mu - k * sigma
-        keep = np.flatnonzero(games >= min_games)
-        order = keep[np.lexsort((np.array(self._names, dtype=object)[keep] if n else keep, -score[keep]))]
-        if top is not None:
-            order = order[:top]
-        return [LeaderboardRow(i + 1, self._names[r], float(mu[r]), float(sigma[r]), float(score[r]), int(games[r]))
-                for i, r in enumerate(order)]
+        return leaderboard_rows(self._names, self._state.mu[:n], self._state.sigma[:n], self._state.games[:n], k,
+                                top, min_games)
 
     def trajectory(self, player: str) -> Trajectory:
         """The player's rating after each of their matches (needs ``keep_history=True``)."""

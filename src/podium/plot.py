@@ -92,28 +92,23 @@ def trajectories(
     if players is None:
         players = [row.player for row in league.leaderboard(k=k, top=top)]
     fig, ax = _axes(ax, (8.0, 4.5))
+    smoothed = isinstance(league, Smoothed)  # a line through the batches, where a filter's rating holds (steps)
+    dates = isinstance(league, Smoothed) and x == "time" and league.time_is_date
+    for player in players:
+        tr = league.trajectory(player)
+        xs: Any = tr.match if x == "match" else tr.time
+        if dates:  # days since 1970 -> datetime64, which matplotlib shows as dates
+            xs = _EPOCH + np.round(tr.time * _US_PER_DAY).astype("timedelta64[us]")
+        (line,) = ax.plot(xs, tr.mu, lw=1.4, label=player, drawstyle="default" if smoothed else "steps-post",
+                          marker="o" if smoothed and len(tr.mu) == 1 else None)
+        if np.any(tr.sigma > 0):
+            ax.fill_between(xs, tr.mu - k * tr.sigma, tr.mu + k * tr.sigma, step=None if smoothed else "post",
+                            color=line.get_color(), alpha=0.15, lw=0)
+    ax.set_xlabel("match" if x == "match" else "date" if dates else "time")
     if isinstance(league, Smoothed):
-        dates = x == "time" and league.time_is_date
-        for player in players:
-            st = league.trajectory(player)
-            xs: Any = st.match if x == "match" else st.time
-            if dates:  # days since 1970 -> datetime64, which matplotlib shows as dates
-                xs = _EPOCH + np.round(st.time * _US_PER_DAY).astype("timedelta64[us]")
-            (line,) = ax.plot(xs, st.mu, lw=1.4, label=player, marker="o" if len(st.mu) == 1 else None)
-            ax.fill_between(xs, st.mu - k * st.sigma, st.mu + k * st.sigma, color=line.get_color(), alpha=0.15,
-                            lw=0)
-        ax.set_xlabel("match" if x == "match" else "date" if dates else "time")
         ax.set_ylabel(f"smoothed skill (band: mu ± {k:g} sigma)")
         ax.set_title(f"{type(league.model).__name__}: smoothed skill trajectories")
     else:
-        for player in players:
-            tr = league.trajectory(player)
-            xs = tr.match if x == "match" else tr.time
-            (line,) = ax.plot(xs, tr.mu, lw=1.4, label=player, drawstyle="steps-post")
-            if np.any(tr.sigma > 0):
-                ax.fill_between(xs, tr.mu - k * tr.sigma, tr.mu + k * tr.sigma, step="post",
-                                color=line.get_color(), alpha=0.15, lw=0)
-        ax.set_xlabel("match" if x == "match" else "time")
         ax.set_ylabel(f"rating (band: mu ± {k:g} sigma)" if league.model.prior.sigma > 0 else "rating")
         ax.set_title(f"{type(league.model).__name__}: rating trajectories")
     ax.grid(alpha=0.3)

@@ -26,10 +26,10 @@ beliefs from the first pass (the reference package's ``log_evidence()`` before `
 model's marginal likelihood (estimated: each belief is projected on a Gaussian, as TrueSkill does), which
 smoothing does not change (it refines the skills, not the probability of the data); it is what a filter's
 summed log-likelihood is, so the two compare per match (TrueSkill's own log-likelihood leaves out the dynamics
-of the coming update, so it is lower than this first pass's at the same parameters whenever ``gamma > 0``).  EP's fixed point offers
-another estimate (Minka 2001), but with beliefs factorized over players it drops the correlation between
-opponents' skills: on small histories integrated exactly it was further from the truth than the chain rule in
-11 of 12 cases (docs/design.md), so podium does not report it.
+of the coming update, so it is lower than this first pass's at the same parameters whenever ``gamma > 0``).
+EP's fixed point offers another estimate (Minka 2001), but with beliefs factorized over players it drops the
+correlation between opponents' skills: on small histories integrated exactly it was further from the truth
+than the chain rule in 11 of 12 cases (docs/design.md), so podium does not report it.
 """
 
 from __future__ import annotations
@@ -60,23 +60,21 @@ MATCH_ITERATIONS = 100
 LEVEL_KNOTS = 256
 # The largest prior standard deviation (see TrueSkillThroughTime.__init__).
 SIGMA_MAX_SMOOTH = 1e100
-_LOG_2PI = math.log(2.0 * math.pi)
 
 
 # -- the history's structure --------------------------------------------------------------------------------
 @jit
 def _permute(match_start: NDArray[np.int64], team_start: NDArray[np.int64], team_rank: NDArray[np.int64],
              player: NDArray[np.int64], weight: NDArray[np.float64], order: NDArray[np.int64]
-             ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], NDArray[np.float64],
-                        NDArray[np.int64]]:
-    """The matches in ``order``, as new CSR arrays; also each new slot's slot in the original arrays."""
+             ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], NDArray[np.int64],
+                        NDArray[np.float64]]:
+    """The matches in ``order``, as new CSR arrays."""
     n = len(order)
     ms = np.empty(n + 1, dtype=np.int64)
     ts = np.empty(len(team_start), dtype=np.int64)
     tr = np.empty(len(team_rank), dtype=np.int64)
     pl = np.empty(len(player), dtype=np.int64)
     wt = np.empty(len(weight))
-    src = np.empty(len(player), dtype=np.int64)
     ms[0] = 0
     ts[0] = 0
     t = 0
@@ -88,12 +86,11 @@ def _permute(match_start: NDArray[np.int64], team_start: NDArray[np.int64], team
             for q in range(team_start[u], team_start[u + 1]):
                 pl[p] = player[q]
                 wt[p] = weight[q]
-                src[p] = q
                 p += 1
             t += 1
             ts[t] = p
         ms[j + 1] = t
-    return ms, ts, tr, pl, wt, src
+    return ms, ts, tr, pl, wt
 
 
 @jit
@@ -172,6 +169,24 @@ def _replaced(lik: float, old: float, new: float, single: bool) -> float:
     return new if single else lik + (new - old)
 
 
+@jit
+def _cavity(fwd_p: float, fwd_t: float, bwd_p: float, bwd_t: float, lik_p: float, lik_t: float, msg_p: float,
+            msg_t: float, single: bool) -> tuple[float, float]:
+    """A match's cavity for one player, ``(mean, variance)``: the skill's posterior (forward, backward and
+    likelihood messages) without that match's own message."""
+    cp = fwd_p + bwd_p + _others(lik_p, msg_p, single)
+    return (fwd_t + bwd_t + _others(lik_t, msg_t, single)) / cp, 1.0 / cp
+
+
+@jit
+def _divide(mean: float, var: float, cav_mean: float, cav_var: float) -> tuple[float, float]:
+    """The message ``(pi, tau)`` that takes the cavity ``N(cav_mean, cav_var)`` to the belief ``N(mean, var)``
+    (their quotient); its precision is at least 0, as a truncation never widens a belief (only rounding
+    could make it negative)."""
+    cp = 1.0 / cav_var
+    return max(1.0 / var - cp, 0.0), mean / var - cav_mean * cp
+
+
 # -- the first pass: TrueSkill's online replay --------------------------------------------------------------
 @jit
 def _from_filter(match_start: NDArray[np.int64], team_start: NDArray[np.int64], team_rank: NDArray[np.int64],
@@ -219,10 +234,7 @@ def _from_filter(match_start: NDArray[np.int64], team_start: NDArray[np.int64], 
         for p in range(p0, p1):
             i = player[p]
             k = slot_sv[p]
-            post = hist_sigma[p] ** 2
-            cp = 1.0 / cav_var[p - p0]
-            mp = max(1.0 / post - cp, 0.0)
-            mt = hist_mu[p] / post - cav_mu[p] * cp
+            mp, mt = _divide(hist_mu[p], hist_sigma[p] ** 2, cav_mu[p], cav_var[p - p0])
             msg_p[p] = mp
             msg_t[p] = mt
             lik_p[k] += mp
@@ -236,32 +248,30 @@ def _from_filter(match_start: NDArray[np.int64], team_start: NDArray[np.int64], 
 def _update_match(m: int, match_start: NDArray[np.int64], team_start: NDArray[np.int64],
                   team_rank: NDArray[np.int64], weight: NDArray[np.float64], slot_sv: NDArray[np.int64],
                   single: NDArray[np.bool_], fwd_p: NDArray[np.float64], fwd_t: NDArray[np.float64],
-                  bwd_p: NDArray[np.float64], bwd_t: NDArray[np.float64], lik_p: NDArray[np.float64], lik_t: NDArray[np.float64],
+                  bwd_p: NDArray[np.float64], bwd_t: NDArray[np.float64], lik_p: NDArray[np.float64],
+                  lik_t: NDArray[np.float64],
                   msg_p: NDArray[np.float64], msg_t: NDArray[np.float64], beta2: float, margin: float,
                   ident: NDArray[np.int64], cav_mu: NDArray[np.float64], cav_var: NDArray[np.float64],
                   tm: NDArray[np.float64], tv: NDArray[np.float64], size: NDArray[np.float64],
                   pi: NDArray[np.float64], tau_msg: NDArray[np.float64], order: NDArray[np.int64],
                   starts: NDArray[np.int64], iw: NDArray[np.int64], fw: NDArray[np.float64],
                   new_mu: NDArray[np.float64], new_var: NDArray[np.float64]) -> int:
-    """Re-rate match ``m`` from its players' cavities and replace its messages; return unconverged EP runs."""
+    """Re-rate match ``m`` (three or more teams; :func:`_sweep` rates two itself) from its players' cavities and
+    replace its messages; return how many EP runs missed their tolerance."""
     t0 = match_start[m]
     n = match_start[m + 1] - t0
     p0 = team_start[t0]
     p1 = team_start[t0 + n]
     for p in range(p0, p1):
         k = slot_sv[p]
-        cp = fwd_p[k] + bwd_p[k] + _others(lik_p[k], msg_p[p], single[k])
-        cav_var[p - p0] = 1.0 / cp
-        cav_mu[p] = (fwd_t[k] + bwd_t[k] + _others(lik_t[k], msg_t[p], single[k])) / cp
+        cav_mu[p], cav_var[p - p0] = _cavity(fwd_p[k], fwd_t[k], bwd_p[k], bwd_t[k], lik_p[k], lik_t[k], msg_p[p],
+                                             msg_t[p], single[k])
     bad = rate_teams(team_start, t0, n, ident, weight, cav_mu, cav_var, p0, team_rank[t0:t0 + n], beta2, margin,
                      MATCH_TOLERANCE, MATCH_ITERATIONS, tm, tv, size, pi, tau_msg, order, starts, iw, fw,
                      new_mu, new_var)
     for p in range(p0, p1):
         k = slot_sv[p]
-        cp = 1.0 / cav_var[p - p0]
-        nv = new_var[p - p0]
-        mp = max(1.0 / nv - cp, 0.0)  # a truncation never widens a belief; only rounding could make it negative
-        mt = (cav_mu[p] + new_mu[p - p0]) / nv - cav_mu[p] * cp
+        mp, mt = _divide(cav_mu[p] + new_mu[p - p0], new_var[p - p0], cav_mu[p], cav_var[p - p0])
         lik_p[k] = _replaced(lik_p[k], msg_p[p], mp, single[k])
         lik_t[k] = _replaced(lik_t[k], msg_t[p], mt, single[k])
         msg_p[p] = mp
@@ -341,9 +351,8 @@ def _sweep(match_start: NDArray[np.int64], team_start: NDArray[np.int64], team_r
                     tm0 = tv0 = tm1 = tv1 = 0.0
                     for q in range(q0, q1):
                         kk = slot_sv[q]
-                        cpq = fwd_p[kk] + bwd_p[kk] + _others(lik_p[kk], msg_p[q], single[kk])
-                        vq = 1.0 / cpq
-                        mq = (fwd_t[kk] + bwd_t[kk] + _others(lik_t[kk], msg_t[q], single[kk])) / cpq
+                        mq, vq = _cavity(fwd_p[kk], fwd_t[kk], bwd_p[kk], bwd_t[kk], lik_p[kk], lik_t[kk], msg_p[q],
+                                         msg_t[q], single[kk])
                         cav_mu[q] = mq
                         cav_var[q - q0] = vq
                         wq = weight[q]
@@ -367,9 +376,7 @@ def _sweep(match_start: NDArray[np.int64], team_start: NDArray[np.int64], team_r
                             dm, nv = condition(pi0, ta0, tm0, tv0, weight[q], vq)
                         else:
                             dm, nv = condition(pi1, ta1, tm1, tv1, weight[q], vq)
-                        cpq = 1.0 / vq
-                        mp = max(1.0 / nv - cpq, 0.0)
-                        mt = (mq + dm) / nv - mq * cpq
+                        mp, mt = _divide(mq + dm, nv, mq, vq)
                         lik_p[kk] = _replaced(lik_p[kk], msg_p[q], mp, single[kk])
                         lik_t[kk] = _replaced(lik_t[kk], msg_t[q], mt, single[kk])
                         msg_p[q] = mp
@@ -411,6 +418,15 @@ def _basis(t: float, knots: NDArray[np.float64]) -> tuple[int, float]:
 
 
 @jit
+def _level_at(t: float, knots: NDArray[np.float64], x: NDArray[np.float64]) -> float:
+    """The level correction ``c(t) = sum_j x_j hat_j(t)``."""
+    if len(knots) == 1:
+        return x[0]
+    b, u = _basis(t, knots)
+    return (1.0 - u) * x[b] + u * x[b + 1]
+
+
+@jit
 def _shift_invariant(match_start: NDArray[np.int64], team_start: NDArray[np.int64],
                      weight: NDArray[np.float64]) -> NDArray[np.bool_]:
     """Whether each match is unchanged when all its players' skills move by one amount: its teams' total
@@ -439,7 +455,8 @@ def _level_system(match_start: NDArray[np.int64], team_start: NDArray[np.int64],
                   a: NDArray[np.float64], rhs: NDArray[np.float64]) -> None:
     """Normal equations of the level correction ``c(t) = sum_j x_j hat_j(t)``: ``a x = rhs`` minimizes
 
-        sum_first prior_p (mu_k + c(t_k) - mu0)^2 / 2 + sum_walk (mu_k - mu_j + c(t_k) - c(t_j))^2 / (2 gamma^2 (t_k - t_j))
+        sum_first prior_p (mu_k + c(t_k) - mu0)^2 / 2
+          + sum_walk (mu_k - mu_j + c(t_k) - c(t_j))^2 / (2 gamma^2 (t_k - t_j))
           + sum_{slots p of matches not invariant} pi_p (mu_k + c(t_k) - y_p)^2 / 2
 
     over the players' first skills, consecutive pairs ``j -> k`` (with ``gamma = 0``, one constant) and, for
@@ -514,9 +531,7 @@ def _level_constant(match_start: NDArray[np.int64], team_start: NDArray[np.int64
     curv = 0.0
     for k in range(len(sv_prev)):
         if sv_prev[k] < 0:
-            b, u = _basis(sv_time[k], knots)
-            c = x[b] if len(knots) == 1 else (1.0 - u) * x[b] + u * x[b + 1]
-            grad += prior_p * (mu[k] + c - mu0)
+            grad += prior_p * (mu[k] + _level_at(sv_time[k], knots, x) - mu0)
             curv += prior_p
     for m in range(len(match_start) - 1):
         if invariant[m]:
@@ -525,9 +540,7 @@ def _level_constant(match_start: NDArray[np.int64], team_start: NDArray[np.int64
             if msg_p[p] <= 0.0:
                 continue
             k = slot_sv[p]
-            b, u = _basis(sv_time[k], knots)
-            c = x[b] if len(knots) == 1 else (1.0 - u) * x[b] + u * x[b + 1]
-            grad += msg_p[p] * (mu[k] + c) - msg_t[p]
+            grad += msg_p[p] * (mu[k] + _level_at(sv_time[k], knots, x)) - msg_t[p]
             curv += msg_p[p]
     return -grad / curv
 
@@ -545,8 +558,7 @@ def _shift_levels(match_start: NDArray[np.int64], team_start: NDArray[np.int64],
             continue
         for p in range(team_start[match_start[m]], team_start[match_start[m + 1]]):
             k = slot_sv[p]
-            b, u = _basis(sv_time[k], knots)
-            c = x[b] if len(knots) == 1 else (1.0 - u) * x[b] + u * x[b + 1]
+            c = _level_at(sv_time[k], knots, x)
             msg_t[p] += msg_p[p] * c
             lik_t[k] += msg_p[p] * c
 
@@ -627,13 +639,15 @@ def _chain_messages(sv_prev: NDArray[np.int64], sv_next: NDArray[np.int64], sv_t
         if j < 0:
             fwd_p[k], fwd_t[k] = prior_p, prior_t
         else:
-            fwd_p[k], fwd_t[k] = _forget(fwd_p[j] + lik_p[j], fwd_t[j] + lik_t[j], gamma2 * (sv_time[k] - sv_time[j]))
+            fwd_p[k], fwd_t[k] = _forget(fwd_p[j] + lik_p[j], fwd_t[j] + lik_t[j],
+                                         gamma2 * (sv_time[k] - sv_time[j]))
     for k in range(len(sv_prev) - 1, -1, -1):
         j = sv_next[k]
         if j < 0:
             bwd_p[k] = bwd_t[k] = 0.0
         else:
-            bwd_p[k], bwd_t[k] = _forget(lik_p[j] + bwd_p[j], lik_t[j] + bwd_t[j], gamma2 * (sv_time[j] - sv_time[k]))
+            bwd_p[k], bwd_t[k] = _forget(lik_p[j] + bwd_p[j], lik_t[j] + bwd_t[j],
+                                         gamma2 * (sv_time[j] - sv_time[k]))
 
 
 # -- leave-one-out predictions -----------------------------------------------------------------------------
@@ -657,9 +671,8 @@ def _leave_one_out(match_start: NDArray[np.int64], team_start: NDArray[np.int64]
         p0 = team_start[t0]
         for p in range(p0, team_start[t0 + n]):
             k = slot_sv[p]
-            cp = fwd_p[k] + bwd_p[k] + _others(lik_p[k], msg_p[p], single[k])
-            cav_var[p - p0] = 1.0 / cp
-            cav_mu[p] = (fwd_t[k] + bwd_t[k] + _others(lik_t[k], msg_t[p], single[k])) / cp
+            cav_mu[p], cav_var[p - p0] = _cavity(fwd_p[k], fwd_t[k], bwd_p[k], bwd_t[k], lik_p[k], lik_t[k],
+                                                 msg_p[p], msg_t[p], single[k])
         _team_priors(team_start, t0, n, ident, weight, cav_mu, cav_var, p0, beta2, tm, tv, size)
         out[m] = _log_outcome(tm[:n], tv[:n], team_rank[t0:t0 + n], size[:n], margin)
 
@@ -700,8 +713,9 @@ class Smoothed:
     ----------
     log_evidence : float
         ``log P(all outcomes)``, the model's marginal likelihood, estimated by the chain rule: ``sum_m
-        log P(outcome_m | matches before m)`` with each belief projected on a Gaussian (see the module docstring).  What :func:`podium.fit` maximizes with
-        ``metric="log_evidence"``; comparable with a filter's summed log-likelihood.
+        log P(outcome_m | matches before m)`` with each belief projected on a Gaussian (see the module
+        docstring).  What :func:`podium.fit` maximizes with ``metric="log_evidence"``; comparable with a
+        filter's summed log-likelihood.
     match_log_evidence : float64 array
         Its terms, ``log P(outcome_m | matches before m)``, in the history's order.
     loo_log_likelihood : float
@@ -720,9 +734,9 @@ class Smoothed:
 
     def __init__(self, model: TrueSkillThroughTime, players: list[str], time_is_date: bool,
                  sv_player: NDArray[np.int64], sv_time: NDArray[np.float64], sv_match: NDArray[np.int64],
-                 sv_prev: NDArray[np.int64], sv_next: NDArray[np.int64], fwd: NDArray[np.float64],
-                 bwd: NDArray[np.float64], lik: NDArray[np.float64], match_log_evidence: NDArray[np.float64],
-                 loo_log_likelihood: float, iterations: int, step: float,
+                 sv_games: NDArray[np.int64], sv_prev: NDArray[np.int64], sv_next: NDArray[np.int64],
+                 fwd: NDArray[np.float64], bwd: NDArray[np.float64], lik: NDArray[np.float64],
+                 match_log_evidence: NDArray[np.float64], loo_log_likelihood: float, iterations: int, step: float,
                  converged: bool, matches: int,
                  posterior: tuple[NDArray[np.float64], NDArray[np.float64]] | None = None) -> None:
         self.model = model
@@ -742,6 +756,7 @@ class Smoothed:
         self._player = sv_player
         self._time = sv_time
         self._match = sv_match
+        self._games = sv_games
         self._prev = sv_prev
         self._next = sv_next
         self._fwd = fwd  # (2, K): pi and tau of each message
@@ -804,9 +819,14 @@ class Smoothed:
             out[name] = Rating(float((ft + bt) / p), float(1.0 / math.sqrt(p)))
         return out
 
+    @property
+    def end(self) -> float:
+        """The history's last time (the match index of its last match when it has no times): ``at``'s default."""
+        return float(self._time.max())
+
     def _when(self, at: float | str | None) -> float:
         if at is None:
-            return float(self._time.max()) if len(self._time) else 0.0
+            return self.end
         from ..match import parse_time
 
         if not self.time_is_date and not isinstance(at, (int, float, np.integer, np.floating)):
@@ -821,25 +841,20 @@ class Smoothed:
                     min_games: int = 0) -> list[Any]:
         """Players sorted by ``mu - k sigma`` of their smoothed skill at ``at`` (see :meth:`ratings`).
 
-        ``games`` in each row counts the batches the player had played in by ``at``; ``min_games`` leaves out
+        ``games`` in each row counts the matches the player had played by ``at``; ``min_games`` leaves out
         players with fewer.
         """
-        from ..league import LeaderboardRow
+        from ..league import leaderboard_rows
 
         when = self._when(at)
         ratings = self.ratings(at)
         names = list(ratings)
-        games = np.array([int(np.searchsorted(self._time[self._rows(n)], when, side="right")) for n in names],
-                         dtype=np.int64)
-        mu = np.array([ratings[n].mu for n in names])
-        sigma = np.array([ratings[n].sigma for n in names])
-        score = mu - k * sigma
-        keep = np.flatnonzero(games >= min_games)
-        order = keep[np.lexsort((np.array(names, dtype=object)[keep] if len(names) else keep, -score[keep]))]
-        if top is not None:
-            order = order[:top]
-        return [LeaderboardRow(r + 1, names[i], float(mu[i]), float(sigma[i]), float(score[i]), int(games[i]))
-                for r, i in enumerate(order)]
+        games = np.empty(len(names), dtype=np.int64)
+        for j, name in enumerate(names):
+            rows = self._rows(name)
+            games[j] = self._games[rows[self._time[rows] <= when]].sum()
+        return leaderboard_rows(names, np.array([ratings[n].mu for n in names]),
+                                np.array([ratings[n].sigma for n in names]), games, k, top, min_games)
 
     def to_frame(self) -> Any:
         """A pandas ``DataFrame``, one row per player and batch: ``player, time, match, mu, sigma`` (pandas
@@ -894,8 +909,9 @@ class TrueSkillThroughTime(Hyperparameters):
     :meth:`smooth` with ``max_iterations=0`` runs only the first, filtering pass: on a history with times its
     ratings are those of ``TrueSkill(mu=mu, sigma=sigma, beta=beta, tau=0, drift=gamma, draw_probability=...)``
     replayed in time order (without times the smoother's clock is the match index, which TrueSkill's ``drift``
-    does not see; the reference package instead adds ``gamma^2`` once per appearance).  Where a match has a tied group of three or more teams, TrueSkill's rotation average is used (the
-    reference package chains such a group in the order listed).
+    does not see; the reference package instead adds ``gamma^2`` once per appearance).  Where a match has a
+    tied group of three or more teams, TrueSkill's rotation average is used (the reference package chains such a
+    group in the order listed).
     """
 
     _fit_space = {"beta": "positive", "gamma": "positive", "sigma": "positive", "draw_probability": "probability"}
@@ -972,14 +988,15 @@ class TrueSkillThroughTime(Hyperparameters):
         if self.draw_probability == 0.0:
             self._refuse_draws(packed)
         order = np.argsort(time, kind="stable")
-        ms, ts, tr, pl, wt, _ = _permute(packed.match_start, packed.team_start, packed.team_rank, packed.player,
+        ms, ts, tr, pl, wt = _permute(packed.match_start, packed.team_start, packed.team_rank, packed.player,
                                          packed.weight, order)
         st = time[order]
         n_players = len(packed.players)
         slot_sv, sv_player, sv_prev, sv_next, sv_time, batch_start, sv_batch_start, sv_match = _structure(
             ms, ts, pl, st, n_players)
         k = len(sv_player)
-        single = np.bincount(slot_sv, minlength=k) == 1  # skills with one match: their cavity is exact
+        sv_games = np.bincount(slot_sv, minlength=k)  # matches of each skill variable
+        single = sv_games == 1  # a skill with one match: its cavity is exact
         # The first pass: TrueSkill's online replay, by its own kernel.
         f = self._filter
         mu = np.full(n_players, float(self.mu))
@@ -996,8 +1013,9 @@ class TrueSkillThroughTime(Hyperparameters):
         online = np.empty(n_m)
         gamma2 = float(self.gamma) ** 2
         beta2 = float(self.beta) ** 2
-        _from_filter(ms, ts, tr, pl, wt, st, slot_sv, hist_mu, hist_sd, n_players, float(self.mu), float(self.sigma),
-                     gamma2, beta2, f._margin, fwd[0], fwd[1], lik[0], lik[1], msg[0], msg[1], online)
+        _from_filter(ms, ts, tr, pl, wt, st, slot_sv, hist_mu, hist_sd, n_players, float(self.mu),
+                     float(self.sigma), gamma2, beta2, f._margin, fwd[0], fwd[1], lik[0], lik[1], msg[0], msg[1],
+                     online)
         filtered = None
         if max_iterations == 0:  # the first pass's posteriors are the replay's ratings themselves
             last = np.full(k, -1, dtype=np.int64)
@@ -1010,8 +1028,8 @@ class TrueSkillThroughTime(Hyperparameters):
         unconverged[0] = bad
         invariant = _shift_invariant(ms, ts, wt)
         batch_time = sv_time[sv_batch_start[:-1]]
-        knots = batch_time[:1] if gamma2 == 0.0 else np.unique(
-            batch_time[np.linspace(0, len(batch_time) - 1, min(len(batch_time), LEVEL_KNOTS)).round().astype(np.int64)])
+        picks = np.linspace(0, len(batch_time) - 1, min(len(batch_time), LEVEL_KNOTS)).round().astype(np.int64)
+        knots = batch_time[:1] if gamma2 == 0.0 else np.unique(batch_time[picks])
         step = math.inf
         done = 0
         bar = None
@@ -1043,7 +1061,8 @@ class TrueSkillThroughTime(Hyperparameters):
                     if prev is not None and len(steps) - last_jump >= 3:
                         r1, r2 = steps[-1] / steps[-2], steps[-2] / steps[-3]
                         if 0.2 < r1 < 0.995 and abs(r1 - r2) < (0.05 if r1 < 0.9 else 0.01) * r1:
-                            _extrapolate(slot_sv, r1 / (1.0 - r1), prev[0], prev[1], msg[0], msg[1], lik[0], lik[1])
+                            _extrapolate(slot_sv, r1 / (1.0 - r1), prev[0], prev[1], msg[0], msg[1], lik[0],
+                                         lik[1])
                             _chain_messages(sv_prev, sv_next, sv_time, prior_p, prior_t, gamma2, fwd[0], fwd[1],
                                             bwd[0], bwd[1], lik[0], lik[1])
                             last_jump = len(steps)
@@ -1070,12 +1089,12 @@ class TrueSkillThroughTime(Hyperparameters):
                           f"{MATCH_TOLERANCE!r} within {MATCH_ITERATIONS} sweeps {int(unconverged[0])} times; those "
                           "updates use the last sweep.", ConvergenceWarning, stacklevel=2)
         loo = np.empty(n_m)
-        _leave_one_out(ms, ts, tr, wt, slot_sv, single, fwd[0], fwd[1], bwd[0], bwd[1], lik[0], lik[1], msg[0], msg[1],
-                       beta2, f._margin, loo)
+        _leave_one_out(ms, ts, tr, wt, slot_sv, single, fwd[0], fwd[1], bwd[0], bwd[1], lik[0], lik[1], msg[0],
+                       msg[1], beta2, f._margin, loo)
         chain = np.empty(n_m)
         chain[order] = online  # back to the history's order
         return Smoothed(self, packed.players, packed.time_is_date and not unknown.all(), sv_player, sv_time,
-                        order[sv_match], sv_prev, sv_next, fwd, bwd, lik, chain, float(loo.sum()), done,
+                        order[sv_match], sv_games, sv_prev, sv_next, fwd, bwd, lik, chain, float(loo.sum()), done,
                         float(step) if max_iterations > 0 else math.nan, converged, n_m, filtered)
 
     _correct_level = True  # switches for tests and benchmarks that compare with the reference's plain sweeps
@@ -1090,8 +1109,9 @@ class TrueSkillThroughTime(Hyperparameters):
 
         A match compares players of one batch, so adding ``c(t)`` to every skill at time ``t`` (and moving each
         match's messages with it) changes no match's fit when its teams' total weights are equal (any match
-        between single players of full weight); only the new players' priors and the random walk fix the level.  Local updates move that level by a small fraction per sweep (on ``atp_singles`` the
-        field's level in 2020 still fell by 0.02 a sweep after 64 sweeps).  This step takes the ``c`` of a
+        between single players of full weight); only the new players' priors and the random walk fix the level.
+        Local updates move that level by a small fraction per sweep (on ``atp_singles`` the field's level in 2020
+        still fell by 0.02 a sweep after 64 sweeps).  This step takes the ``c`` of a
         piecewise-linear form over :data:`LEVEL_KNOTS` batch times that minimizes the prior and walk terms at the
         current posterior means (:func:`_level_system`; a quadratic, solved exactly; the messages of matches
         between teams of unequal weight enter it as fixed observations), moves the other messages by it and
