@@ -418,12 +418,13 @@ def _basis(t: float, knots: NDArray[np.float64]) -> tuple[int, float]:
 
 
 @jit
-def _level_at(t: float, knots: NDArray[np.float64], x: NDArray[np.float64]) -> float:
-    """The level correction ``c(t) = sum_j x_j hat_j(t)``."""
-    if len(knots) == 1:
-        return x[0]
-    b, u = _basis(t, knots)
-    return (1.0 - u) * x[b] + u * x[b + 1]
+def _hats(sv_time: NDArray[np.float64], knots: NDArray[np.float64]) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+    """:func:`_basis` at every skill variable's time, once per history (the times do not change)."""
+    b = np.empty(len(sv_time), dtype=np.int64)
+    u = np.empty(len(sv_time))
+    for k in range(len(sv_time)):
+        b[k], u[k] = _basis(sv_time[k], knots)
+    return b, u
 
 
 @jit
@@ -451,7 +452,7 @@ def _shift_invariant(match_start: NDArray[np.int64], team_start: NDArray[np.int6
 def _level_system(match_start: NDArray[np.int64], team_start: NDArray[np.int64], invariant: NDArray[np.bool_],
                   slot_sv: NDArray[np.int64], sv_prev: NDArray[np.int64], sv_time: NDArray[np.float64],
                   mu: NDArray[np.float64], msg_p: NDArray[np.float64], msg_t: NDArray[np.float64],
-                  knots: NDArray[np.float64], mu0: float, prior_p: float, gamma2: float,
+                  hat_b: NDArray[np.int64], hat_u: NDArray[np.float64], mu0: float, prior_p: float, gamma2: float,
                   a: NDArray[np.float64], rhs: NDArray[np.float64]) -> None:
     """Normal equations of the level correction ``c(t) = sum_j x_j hat_j(t)``: ``a x = rhs`` minimizes
 
@@ -464,7 +465,7 @@ def _level_system(match_start: NDArray[np.int64], team_start: NDArray[np.int64],
     (mean ``y_p``, precision ``pi_p``); the others' messages move with the shift.  At a fixed point of the
     sweeps the gradient at ``c = 0`` vanishes: a shift-invariant match's messages sum to no force along it.
     """
-    g = len(knots)
+    g = len(rhs)
     a[:, :] = 0.0
     rhs[:] = 0.0
     idx = np.empty(4, dtype=np.int64)
@@ -481,7 +482,7 @@ def _level_system(match_start: NDArray[np.int64], team_start: NDArray[np.int64],
             # Capped: times so close (or gamma so small) that the walk ties them overflow 1 / (gamma^2 dt).
             w = min(1.0 / (gamma2 * (sv_time[k] - sv_time[j])), 1e200)
             r = mu[k] - mu[j]
-            b, u = _basis(sv_time[j], knots)
+            b, u = hat_b[j], hat_u[j]
             idx[0], val[0] = b, -(1.0 - u)
             idx[1], val[1] = b + 1, -u
             n = 2
@@ -489,7 +490,7 @@ def _level_system(match_start: NDArray[np.int64], team_start: NDArray[np.int64],
             idx[n], val[n] = 0, 1.0
             n += 1
         else:
-            b, u = _basis(sv_time[k], knots)
+            b, u = hat_b[k], hat_u[k]
             idx[n], val[n] = b, 1.0 - u
             idx[n + 1], val[n + 1] = b + 1, u
             n += 2
@@ -506,7 +507,7 @@ def _level_system(match_start: NDArray[np.int64], team_start: NDArray[np.int64],
                 continue
             k = slot_sv[p]
             r = w * mu[k] - msg_t[p]  # w (mu_k - y_p)
-            b, u = _basis(sv_time[k], knots)
+            b, u = hat_b[k], hat_u[k]
             if g == 1:
                 rhs[0] -= r
                 a[0, 0] += w
@@ -521,17 +522,17 @@ def _level_system(match_start: NDArray[np.int64], team_start: NDArray[np.int64],
 
 @jit
 def _level_constant(match_start: NDArray[np.int64], team_start: NDArray[np.int64], invariant: NDArray[np.bool_],
-                    slot_sv: NDArray[np.int64], sv_prev: NDArray[np.int64], sv_time: NDArray[np.float64],
-                    mu: NDArray[np.float64], msg_p: NDArray[np.float64], msg_t: NDArray[np.float64],
-                    knots: NDArray[np.float64], x: NDArray[np.float64], mu0: float, prior_p: float) -> float:
-    """The Newton step along a common shift of the correction ``x`` (every knot alike): the walk terms do not
-    change along it, so the step is exact, ``-(sum of the priors' and fixed messages' gradients) / (sum of
-    their precisions)``, at the means moved by ``c(t)``."""
+                    slot_sv: NDArray[np.int64], sv_prev: NDArray[np.int64], mu: NDArray[np.float64],
+                    msg_p: NDArray[np.float64], msg_t: NDArray[np.float64], c: NDArray[np.float64], mu0: float,
+                    prior_p: float) -> float:
+    """The Newton step along a common shift of the correction (``c``: its value at each skill variable): the
+    walk terms do not change along it, so the step is exact, ``-(sum of the priors' and fixed messages'
+    gradients) / (sum of their precisions)``, at the means moved by ``c``."""
     grad = 0.0
     curv = 0.0
     for k in range(len(sv_prev)):
         if sv_prev[k] < 0:
-            grad += prior_p * (mu[k] + _level_at(sv_time[k], knots, x) - mu0)
+            grad += prior_p * (mu[k] + c[k] - mu0)
             curv += prior_p
     for m in range(len(match_start) - 1):
         if invariant[m]:
@@ -540,16 +541,15 @@ def _level_constant(match_start: NDArray[np.int64], team_start: NDArray[np.int64
             if msg_p[p] <= 0.0:
                 continue
             k = slot_sv[p]
-            grad += msg_p[p] * (mu[k] + _level_at(sv_time[k], knots, x)) - msg_t[p]
+            grad += msg_p[p] * (mu[k] + c[k]) - msg_t[p]
             curv += msg_p[p]
     return -grad / curv
 
 
 @jit
 def _shift_levels(match_start: NDArray[np.int64], team_start: NDArray[np.int64], invariant: NDArray[np.bool_],
-                  slot_sv: NDArray[np.int64], sv_time: NDArray[np.float64], knots: NDArray[np.float64],
-                  x: NDArray[np.float64], lik_t: NDArray[np.float64], msg_p: NDArray[np.float64],
-                  msg_t: NDArray[np.float64]) -> None:
+                  slot_sv: NDArray[np.int64], c: NDArray[np.float64], lik_t: NDArray[np.float64],
+                  msg_p: NDArray[np.float64], msg_t: NDArray[np.float64]) -> None:
     """Move the messages of every shift-invariant match by the level correction at its time: a message
     ``(pi, tau)`` for the mean ``tau / pi`` becomes ``(pi, tau + pi c)``, as the match's own update would give
     for players all moved by ``c``."""
@@ -558,9 +558,8 @@ def _shift_levels(match_start: NDArray[np.int64], team_start: NDArray[np.int64],
             continue
         for p in range(team_start[match_start[m]], team_start[match_start[m + 1]]):
             k = slot_sv[p]
-            c = _level_at(sv_time[k], knots, x)
-            msg_t[p] += msg_p[p] * c
-            lik_t[k] += msg_p[p] * c
+            msg_t[p] += msg_p[p] * c[k]
+            lik_t[k] += msg_p[p] * c[k]
 
 
 @jit
@@ -1030,6 +1029,7 @@ class TrueSkillThroughTime(Hyperparameters):
         batch_time = sv_time[sv_batch_start[:-1]]
         picks = np.linspace(0, len(batch_time) - 1, min(len(batch_time), LEVEL_KNOTS)).round().astype(np.int64)
         knots = batch_time[:1] if gamma2 == 0.0 else np.unique(batch_time[picks])
+        hats = _hats(sv_time, knots)
         step = math.inf
         done = 0
         bar = None
@@ -1048,7 +1048,7 @@ class TrueSkillThroughTime(Hyperparameters):
                               sv_batch_start, prior_p, prior_t, gamma2, fwd[0], fwd[1], bwd[0], bwd[1], lik[0],
                               lik[1], msg[0], msg[1], beta2, f._margin, unconverged)
                 if self._correct_level:
-                    self._level(ms, ts, invariant, knots, slot_sv, sv_prev, sv_next, sv_time, prior_p, prior_t,
+                    self._level(ms, ts, invariant, hats, len(knots), slot_sv, sv_prev, sv_next, sv_time, prior_p, prior_t,
                                 gamma2, fwd, bwd, lik, msg)
                 if bar is not None:
                     bar.update(task, advance=1, description=f"smoothing (step {step:.2e})")
@@ -1101,7 +1101,7 @@ class TrueSkillThroughTime(Hyperparameters):
     _accelerate = True
 
     def _level(self, ms: NDArray[np.int64], ts: NDArray[np.int64], invariant: NDArray[np.bool_],
-               knots: NDArray[np.float64], slot_sv: NDArray[np.int64], sv_prev: NDArray[np.int64],
+               hats: tuple[NDArray[np.int64], NDArray[np.float64]], g: int, slot_sv: NDArray[np.int64], sv_prev: NDArray[np.int64],
                sv_next: NDArray[np.int64], sv_time: NDArray[np.float64], prior_p: float, prior_t: float,
                gamma2: float, fwd: NDArray[np.float64], bwd: NDArray[np.float64], lik: NDArray[np.float64],
                msg: NDArray[np.float64]) -> None:
@@ -1118,19 +1118,19 @@ class TrueSkillThroughTime(Hyperparameters):
         recomputes the chain messages.  A fixed point of the sweeps is one of this step too (``c = 0``).
         """
         mu = np.asarray((fwd[1] + bwd[1] + lik[1]) / (fwd[0] + bwd[0] + lik[0]), dtype=np.float64)
-        g = len(knots)
         a = np.empty((g, g))
         rhs = np.empty(g)
-        _level_system(ms, ts, invariant, slot_sv, sv_prev, sv_time, mu, msg[0], msg[1], knots, float(self.mu),
+        hat_b, hat_u = hats
+        _level_system(ms, ts, invariant, slot_sv, sv_prev, sv_time, mu, msg[0], msg[1], hat_b, hat_u, float(self.mu),
                       prior_p, gamma2, a, rhs)
         x = _solve_spd(a, rhs)
+        c = x[0] + 0.0 * hat_u if g == 1 else (1.0 - hat_u) * x[hat_b] + hat_u * x[np.minimum(hat_b + 1, g - 1)]
         # Then the common level exactly: it is the direction the walk does not see, whose curvature (the
         # priors' precisions) a Cholesky pivot can lose beside the walk's (sigma 1e6 against gamma 0.1).
-        x += _level_constant(ms, ts, invariant, slot_sv, sv_prev, sv_time, mu, msg[0], msg[1], knots, x,
-                             float(self.mu), prior_p)
-        if not np.all(np.isfinite(x)):
+        c += _level_constant(ms, ts, invariant, slot_sv, sv_prev, mu, msg[0], msg[1], c, float(self.mu), prior_p)
+        if not np.all(np.isfinite(c)):
             return
-        _shift_levels(ms, ts, invariant, slot_sv, sv_time, knots, x, lik[1], msg[0], msg[1])
+        _shift_levels(ms, ts, invariant, slot_sv, c, lik[1], msg[0], msg[1])
         _chain_messages(sv_prev, sv_next, sv_time, prior_p, prior_t, gamma2, fwd[0], fwd[1], bwd[0], bwd[1],
                         lik[0], lik[1])
 
