@@ -45,16 +45,14 @@ def table(label: str, m: podium.Matches, models: dict[str, Any], split: float = 
 def main() -> None:
     warnings.simplefilter("ignore", podium.ConvergenceWarning)
     models = {
-        "PlackettLuce": podium.PlackettLuce(), "PlackettLuce initial=0": podium.PlackettLuce(initial=0.0),
-        "Thurstone": podium.Thurstone(), "Thurstone initial=0": podium.Thurstone(initial=0.0),
-        "TrueSkill": podium.TrueSkill(), "TrueSkill mu=0": podium.TrueSkill(mu=0.0),
+        "PlackettLuce": podium.PlackettLuce(), "PlackettLuce spread=0": podium.PlackettLuce(spread=0.0),
+        "PairwiseElo": podium.PairwiseElo(), "Elo gaussian": podium.Elo(performance="gaussian"),
+        "Thurstone": podium.Thurstone(), "TrueSkill": podium.TrueSkill(), "TrueSkill mu=0": podium.TrueSkill(mu=0.0),
     }
     print(f"log 2 = {math.log(2):.4f} (a coin flip's pair log loss)")
     for sizes in ((5, 5), (8, 8), (4, 3)):
         sim = podium.simulate(300, 15_000, teams=2, team_size=sizes, parties=0.6, party_size=3, seed=7)
         table(f"{sizes[0]} v {sizes[1]}, parties of 3 lead 60 % of teams", sim.matches, models)
-        table(f"{sizes[0]} v {sizes[1]}, the same, team strength = mean (weights 1/n)", mean_weights(sim.matches),
-              {k: v for k, v in models.items() if not k.startswith("TrueSkill")})
 
 
 if __name__ == "__main__":

@@ -90,14 +90,62 @@ def test_log_likelihood_closed_forms() -> None:
 
 
 def test_teams_share_the_update_by_partial_play_weight() -> None:
-    # Team strength = weighted sum; member i moves by k * w_i * (S - E).
+    # spread=0 (the note's plain Elo): team strength = weighted sum; member i moves by k * w_i * (S - E).
     match = Match([["a", "b"], ["c"]], weights=[[1.0, 0.5], [1.0]])
     ratings = {"a": Rating(0.2), "b": Rating(0.4), "c": Rating(0.1)}
-    new = Elo(k=2.0, **NATURAL).rate(match, ratings)
+    new = Elo(k=2.0, spread=0.0, **NATURAL).rate(match, ratings)
     g = 1.0 - 1.0 / (1.0 + math.exp(-(0.2 + 0.5 * 0.4 - 0.1)))
-    assert new["a"].mu == pytest.approx(0.2 + 2.0 * g)
-    assert new["b"].mu == pytest.approx(0.4 + 2.0 * 0.5 * g)
-    assert new["c"].mu == pytest.approx(0.1 - 2.0 * g)
+    assert new["a"].mu == pytest.approx(0.2 + 2.0 * g, rel=1e-14)
+    assert new["b"].mu == pytest.approx(0.4 + 2.0 * 0.5 * g, rel=1e-14)
+    assert new["c"].mu == pytest.approx(0.1 - 2.0 * g, rel=1e-14)
+
+
+@pytest.mark.parametrize("spread", [1.0, 0.3, 2.5])
+def test_team_spread_divides_strengths_and_steps(spread: float) -> None:
+    # N = mean over the two teams of sum w^2 = ((1 + 0.25) + 1) / 2; c = sqrt(1 + spread (N - 1)); the
+    # probability uses d / c and member i moves by k * w_i * (S - E) / c (the chain rule through d / c).
+    match = Match([["a", "b"], ["c"]], weights=[[1.0, 0.5], [1.0]])
+    ratings = {"a": Rating(0.2), "b": Rating(0.4), "c": Rating(0.1)}
+    c = math.sqrt(1.0 + spread * (1.125 - 1.0))
+    p = 1.0 / (1.0 + math.exp(-(0.2 + 0.5 * 0.4 - 0.1) / c))
+    model = Elo(k=2.0, spread=spread, **NATURAL)
+    new = model.rate(match, ratings)
+    assert new["a"].mu == pytest.approx(0.2 + 2.0 * (1 - p) / c, rel=1e-14)
+    assert new["b"].mu == pytest.approx(0.4 + 2.0 * 0.5 * (1 - p) / c, rel=1e-14)
+    assert new["c"].mu == pytest.approx(0.1 - 2.0 * (1 - p) / c, rel=1e-14)
+    assert model.log_likelihood(match, ratings) == pytest.approx(math.log(p), rel=1e-14)
+    assert model.win_probabilities([["a", "b"], ["c"]], ratings, weights=[[1.0, 0.5], [1.0]])[0] == pytest.approx(p)
+
+
+def test_full_team_games_spread_as_the_sum_of_performances() -> None:
+    # 3 v 3 with spread=1: c = sqrt(3), the logistic analogue of TrueSkill's n beta^2 (Gaussian: exact).
+    teams = [["a", "b", "c"], ["d", "e", "f"]]
+    ratings = {p: Rating(0.5 if p in "abc" else 0.0) for p in "abcdef"}
+    d = 1.5
+    assert Elo(**NATURAL).win_probabilities(teams, ratings)[0] == pytest.approx(1 / (1 + math.exp(-d / math.sqrt(3))))
+    q = Elo(performance="gaussian", **NATURAL).win_probabilities(teams, ratings)[0]
+    assert q == pytest.approx(norm.cdf(d / math.sqrt(2 * 3)))  # X_team ~ N(sum, 3): difference variance 6
+    assert Elo(spread=0.0, **NATURAL).win_probabilities(teams, ratings)[0] == pytest.approx(1 / (1 + math.exp(-d)))
+
+
+def test_uneven_teams_of_newcomers_are_even() -> None:
+    # Strengths are measured from `initial`: four new players against three is a coin flip, not a
+    # 4 * 1500 v 3 * 1500 rout; one point more for the smaller team tips it its way.
+    teams = [["a", "b", "c", "d"], ["e", "f", "g"]]
+    for model in (Elo(), PairwiseElo(spread=0.0), Elo(performance="gaussian", initial=-40.0)):
+        assert model.win_probabilities(teams, {})[0] == pytest.approx(0.5, abs=1e-15)
+        up = {"e": Rating(model.initial + 1.0)}
+        assert model.win_probabilities(teams, up)[0] < 0.5
+
+
+def test_spread_changes_nothing_in_duels() -> None:
+    for spread in (0.0, 0.4, 1.0, 3.0):
+        assert duel(Elo(k=0.7, spread=spread, **NATURAL), 0.3, -0.2) == duel(Elo(k=0.7, **NATURAL), 0.3, -0.2)
+
+
+def test_spread_must_be_non_negative() -> None:
+    with pytest.raises(ValueError, match="'spread'.*non-negative.*-1"):
+        Elo(spread=-1.0)
 
 
 def test_elo_rejects_more_than_two_teams() -> None:

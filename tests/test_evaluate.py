@@ -964,7 +964,8 @@ def test_a_rater_giving_nan_is_refused() -> None:
 
 def test_calibration_error_by_hand_and_what_it_detects() -> None:
     """Expected calibration error: a hand computation on four pairs, 0 for a coin flip, and an overconfident
-    model (every member of a party moved by k each game; issue 16's failure) scores far above a calibrated one."""
+    model (TrueSkill's literal team sum on 4 v 3, where four newcomers outscore three by mu; issue 16's failure)
+    scores far above calibrated ones."""
     from podium.evaluate import calibration_error
 
     # Pairs (p first ahead, won): both orientations enter: (0.9, 1), (0.1, 0), (0.9, 0), (0.1, 1), (0.6, 1),
@@ -976,7 +977,9 @@ def test_calibration_error_by_hand_and_what_it_detects() -> None:
     assert calibration_error(np.full(10, 0.5), np.arange(10) % 3 == 0) == 0.0
     assert math.isnan(calibration_error(np.zeros(0), np.zeros(0, dtype=bool)))
     sim = podium.simulate(100, 3000, teams=2, team_size=(4, 3), parties=0.7, party_size=3, seed=1)
-    report = podium.evaluate(sim.matches, {"pl": podium.PlackettLuce(), "ts": podium.TrueSkill(mu=0.0)})
-    assert report["pl"]["calibration_error"] > 0.2
-    assert report["ts"]["calibration_error"] < report["pl"]["calibration_error"] / 2
+    report = podium.evaluate(sim.matches, {"literal": podium.TrueSkill(center=False), "pl": podium.PlackettLuce(),
+                                           "ts": podium.TrueSkill()})
+    assert report["literal"]["calibration_error"] > 0.2
+    assert report["ts"]["calibration_error"] < report["literal"]["calibration_error"] / 2
+    assert report["pl"]["calibration_error"] < report["literal"]["calibration_error"] / 4
     assert "calib. error" in str(report)

@@ -273,7 +273,7 @@ def test_fit_validation(kwargs: dict[str, Any], pattern: str) -> None:
 
 def test_fit_lists_the_elo_parameters() -> None:
     matches = podium.simulate(10, 20, seed=1).matches
-    with pytest.raises(ValueError, match=r"Elo cannot fit 'beta'; 'params' must be among \['k'\]"):
+    with pytest.raises(ValueError, match=r"Elo cannot fit 'beta'; 'params' must be among \['k', 'spread', 'scale'\]"):
         podium.fit(Elo, matches, params=["beta"])
 
 
@@ -433,7 +433,7 @@ def random_match(rng: np.random.Generator, weighted: bool) -> tuple[list[list[st
 def test_quality_equals_the_matrix_formula() -> None:
     rng = np.random.default_rng(12)
     for case in range(300):
-        model = TrueSkill(beta=float(rng.uniform(0.5, 8.0)))
+        model = TrueSkill(beta=float(rng.uniform(0.5, 8.0)), center=False)  # eq. 7's literal team sums
         teams, ratings, weights = random_match(rng, weighted=case % 2 == 1)
         expected = matrix_log_quality([[ratings[p].mu for p in t] for t in teams],
                                       [[ratings[p].sigma for p in t] for t in teams], weights, model.beta)
@@ -456,7 +456,7 @@ def test_quality_matches_the_trueskill_package() -> None:
     rng = np.random.default_rng(14)
     for case in range(60):
         beta = float(rng.uniform(1.0, 6.0))
-        model = TrueSkill(beta=beta, tau=0.5, draw_probability=0.2)
+        model = TrueSkill(beta=beta, tau=0.5, draw_probability=0.2, center=False)  # the package's team sums
         env = trueskill.TrueSkill(mu=25.0, sigma=25.0 / 3.0, beta=beta, tau=0.5, draw_probability=0.2)
         teams, ratings, weights = random_match(rng, weighted=case % 3 == 2)
         groups = [tuple(env.create_rating(ratings[p].mu, ratings[p].sigma) for p in t) for t in teams]
@@ -617,3 +617,13 @@ def test_fit_starts_from_a_draw_probability_of_zero_without_warnings() -> None:
     result = podium.fit(podium.TrueSkill(draw_probability=0.0), sim.matches)
     assert result.train_score <= podium.evaluate(sim.matches[:result.split], {"m": podium.TrueSkill(
         draw_probability=0.0)})["m"]["pair_log_loss"] + 1e-12
+
+
+def test_fit_tunes_the_team_spread_only_where_there_are_teams(history: Matches) -> None:
+    # One-on-one games: the spread changes no prediction, so the default search leaves it out.
+    assert set(podium.fit(Elo, history).params) == {"k"}
+    teams = podium.simulate(120, 1500, teams=2, team_size=(4, 3), parties=0.5, party_size=2, seed=3).matches
+    result = podium.fit(podium.PlackettLuce, teams)
+    assert set(result.params) == {"k", "spread"}
+    # the fitted point is no worse on the training part than the defaults (fit returns the start otherwise)
+    assert result.train_score <= podium.fit(podium.PlackettLuce, teams, max_evaluations=0).train_score + 1e-12

@@ -460,7 +460,7 @@ def test_rank_probabilities_logistic_monte_carlo() -> None:
 
 # -- 7. TrueSkill -----------------------------------------------------------------------------------------------
 def test_trueskill_log_likelihood_is_log_order_of_teams() -> None:
-    ts = podium.TrueSkill()
+    ts = podium.TrueSkill(center=False)  # the paper's literal team sums, as written by hand below
     r = {"a": podium.Rating(27.0, 4.0), "b": podium.Rating(22.5, 6.5), "c": podium.Rating(30.0, 2.0),
          "d": podium.Rating(24.0, 3.0), "e": podium.Rating(20.0, 7.0), "f": podium.Rating(26.0, 5.0)}
     teams = [["a", "b"], ["c"], ["d", "e", "f"]]

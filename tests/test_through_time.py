@@ -171,7 +171,8 @@ def test_one_forward_pass_is_trueskills_online_replay_exactly(gamma: float) -> N
     model = TrueSkillThroughTime(mu=25.0, sigma=25 / 3, beta=25 / 6, gamma=gamma, draw_probability=0.1)
     result = model.smooth(shuffled, max_iterations=0)
     league = podium.League(podium.TrueSkill(mu=25.0, sigma=25 / 3, beta=25 / 6, tau=0.0, drift=gamma,
-                                            draw_probability=0.1, tolerance=1e-9, max_iterations=100))
+                                            draw_probability=0.1, tolerance=1e-9, max_iterations=100,
+                                            center=False))  # the smoother keeps the paper's literal team sum
     league.record_many(sorted(shuffled, key=lambda m: m.time))
     for player in league.players:
         online = league.trajectory(player)

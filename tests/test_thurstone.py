@@ -70,7 +70,7 @@ def test_team_members_move_by_k_w_gradient(n_teams: int) -> None:
     ratings = {"a": Rating(0.3), "b": Rating(-0.2), "c": Rating(0.1), "d": Rating(0.0), "e": Rating(0.4)}
     ranks = [1, 0, 2][:n_teams]
     k = 0.7
-    new = Thurstone(scale=1.0, k=k).rate(Match(teams, ranks=ranks, weights=weights), ratings)
+    new = Thurstone(scale=1.0, initial=0.0, k=k).rate(Match(teams, ranks=ranks, weights=weights), ratings)
     # team strength: loc = sum w r, scale = sqrt(sum w^2)
     loc = [sum(w * ratings[p].mu for p, w in zip(t, ws)) for t, ws in zip(teams, weights)]
     sc = [math.sqrt(sum(w * w for w in ws)) for ws in weights]
@@ -149,7 +149,7 @@ def test_win_probabilities_are_rank_probabilities_column_zero() -> None:
     np.testing.assert_allclose(p.sum(axis=0), 1.0, atol=1e-9)
     np.testing.assert_allclose(p.sum(axis=1), 1.0, atol=1e-9)
     # P(team wins) = exp(log_order with the others non-finishers): the winner above all, unordered below
-    loc = [1600.0 / model.scale, 0.6 * (1450.0 + 1500.0) / model.scale, 1720.0 / model.scale]
+    loc = [100.0 / model.scale, 0.6 * (-50.0 + 0.0) / model.scale, 220.0 / model.scale]  # from initial 1500
     sc = [1.0, math.sqrt(0.72), 1.0]
     for i in range(3):
         rank = [None] * 3

@@ -22,7 +22,8 @@ from scipy.stats import norm
 import podium
 from podium import League, Match, Matches, Rating, TrueSkill
 
-TS = TrueSkill()
+# The paper's literal team sum (center=False): what the trueskill package and the reference values compute.
+TS = TrueSkill(center=False)
 
 
 def rated(match: Match, ratings: dict[str, Rating] | None = None, model: TrueSkill = TS) -> dict[str, tuple[float, float]]:
@@ -472,3 +473,45 @@ def test_deferred_log_likelihoods_equal_the_ones_the_replay_writes() -> None:
     assert np.array_equal(got, np.concatenate(expected))
     assert np.all(np.isfinite(got)) and np.all(got <= 0)
     assert np.array_equal(league.log_likelihoods, got)  # read twice: the same
+
+
+# -- team performances measured from mu (center=True, the default) ------------------------------------------
+def test_uneven_teams_of_newcomers_are_even_only_when_centered() -> None:
+    teams = [["a", "b", "c", "d"], ["e", "f", "g"]]
+    assert TrueSkill().win_probabilities(teams, {})[0] == pytest.approx(0.5, abs=1e-12)
+    # the literal sum: N(100, 4 (sigma^2 + beta^2)) against N(75, 3 (sigma^2 + beta^2))
+    v = TS.sigma**2 + TS.beta**2
+    assert TS.win_probabilities(teams, {})[0] == pytest.approx(norm.cdf(25.0 / math.sqrt(7 * v)), rel=1e-9)
+
+
+@pytest.mark.parametrize("match", [
+    Match([["a"], ["b", "c"]]),
+    Match([["a", "b", "c", "d"], ["e", "f", "g"]], ranks=[1, 0]),
+    Match([["a"], ["b", "c"], ["d", "e", "f"]], ranks=[1, 1, 0]),
+    Match([["a"], ["b", "c"]], weights=[[1.0], [0.5, 1.0]], ranks=[0, None]),
+])
+def test_centering_is_the_literal_sum_of_skills_shifted_by_mu(match: Match) -> None:
+    """Skills s measured from mu: TrueSkill(mu=m) rates as the literal-sum model does the skills s - m."""
+    rng = np.random.default_rng(4)
+    players = [p for team in match.teams for p in team]
+    ratings = {p: Rating(float(rng.normal(25, 5)), float(rng.uniform(2, 8))) for p in players}
+    shifted = {p: Rating(r.mu - 25.0, r.sigma) for p, r in ratings.items()}
+    centered, literal = TrueSkill(), TrueSkill(mu=0.0, center=False)
+    got, ref = centered.rate(match, ratings), literal.rate(match, shifted)
+    for p in players:
+        assert got[p].mu - 25.0 == pytest.approx(ref[p].mu, rel=1e-12, abs=1e-12)
+        assert got[p].sigma == pytest.approx(ref[p].sigma, rel=1e-12)
+    assert centered.log_likelihood(match, ratings) == pytest.approx(literal.log_likelihood(match, shifted), rel=1e-12)
+    teams = [list(t) for t in match.teams]
+    np.testing.assert_allclose(centered.win_probabilities(teams, ratings, weights=match.weights),
+                               literal.win_probabilities(teams, shifted, weights=match.weights), rtol=1e-12)
+    assert centered.quality(teams, ratings, weights=match.weights) == pytest.approx(
+        literal.quality(teams, shifted, weights=match.weights), rel=1e-12)
+    league = League(centered, ratings)
+    league.record(match)
+    assert league.log_likelihoods[0] == pytest.approx(literal.log_likelihood(match, shifted), rel=1e-12)
+
+
+def test_center_must_be_a_bool() -> None:
+    with pytest.raises(ValueError, match="'center'.*True or False.*'yes'"):
+        TrueSkill(center="yes")  # type: ignore[arg-type]

@@ -187,7 +187,7 @@ def _ratings_before(model: Model, s: _Structure, want_ll: bool
     if len(matches):
         model._check_team_count(int(matches.n_teams.max()))
     prior = model.prior
-    state = _State(np.full(n_players, prior.mu), np.full(n_players, prior.sigma))
+    state = model._new_state(np.full(n_players, prior.mu), np.full(n_players, prior.sigma))
     history = _History(len(matches.player))
     loglik = np.empty(len(matches)) if want_ll else None
     model._replay(matches, np.arange(n_players), state, history, loglik)
@@ -200,10 +200,13 @@ def _ratings_before(model: Model, s: _Structure, want_ll: bool
 def _predict_podium(model: Model, s: _Structure, want_ll: bool, want_tight: bool) -> _Predictions:
     began = time.perf_counter()
     mu, sigma, loglik = _ratings_before(model, s, want_ll)
-    loc, scale, density, shape = model._predictive(s.slot_view, mu, sigma)
-    # Two teams alone: Plackett-Luce's elimination order agrees with its victory order.
-    kind = density_code(density.removesuffix("-elimination"), shape)
-    la, lb = _pair_log_probs(kind, float(shape), loc, scale, s.a, s.b)
+    pairs = model._pair_predictions(s.slot_view, mu, sigma, s.a, s.b)
+    if pairs is None:
+        loc, scale, density, shape = model._predictive(s.slot_view, mu, sigma)
+        # Two teams alone: Plackett-Luce's elimination order agrees with its victory order.
+        kind = density_code(density.removesuffix("-elimination"), shape)
+        pairs = _pair_log_probs(kind, float(shape), loc, scale, s.a, s.b)
+    la, lb = pairs
     tight = None
     if want_tight:
         log_quality = getattr(model, "_log_qualities", None)

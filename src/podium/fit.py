@@ -111,7 +111,8 @@ def fit(
         The hyperparameters to fit.  TrueSkill: any of ``beta``, ``tau``, ``sigma``, ``draw_probability``,
         ``drift`` (default ``beta``, ``tau``, ``draw_probability``; ``sigma`` is left fixed because scaling
         ``sigma``, ``beta``, ``tau`` and ``drift`` together changes no prediction).  The Elo family and
-        Thurstone: ``k``.  TrueSkillThroughTime: any of ``beta``, ``gamma``, ``sigma``, ``draw_probability``
+        Thurstone: ``k``, ``spread``, ``scale`` (default ``k`` and, when the history has team games,
+        ``spread``; ``scale`` trades off exactly against ``k``).  TrueSkillThroughTime: any of ``beta``, ``gamma``, ``sigma``, ``draw_probability``
         (default ``beta``, ``gamma``).
     metric : {"pair_log_loss", "pair_error", "log_likelihood", "log_evidence"}
         What to optimize (the log-likelihood and the evidence are maximized); default ``pair_log_loss`` for
@@ -174,6 +175,9 @@ def fit(
     cut = int(round(split * len(packed)))
     if cut < 1 or (cut >= len(packed) and not whole):
         raise ValueError(f"'split' = {split!r} of {len(packed)} matches leaves no training or no held-out match.")
+    if params is None:  # leave out what this history cannot inform (a team spread in one-on-one games)
+        names = [n for n in names if base._fit_informed(n, packed)]
+    base = base._fit_prepare(packed, names)
     if max_evaluations is None:
         max_evaluations = 40 if len(names) == 1 else 80 * len(names)
     max_evaluations = _check_count("max_evaluations", max_evaluations)

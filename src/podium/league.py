@@ -18,7 +18,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .match import Match, MatchError, Matches
-from .models.base import Model, _History, _State, most_teams, team_strength
+from .models.base import Model, _History, _State, match_spread, most_teams, team_spread, team_strength
 from .models.elo import GRADIENT, LOGISTIC, pair_outcome, pair_score, pairwise_gradient
 from .models.plackett_luce import plackett_luce_gradient
 from .numerics import jit
@@ -41,7 +41,7 @@ def _family_gradient(kind: int, a: int, b: int, c: int, s: NDArray[np.float64], 
 
 @nb.njit(cache=True, nogil=True, inline="always")
 def _duel_loop(
-    pair_performance: int, pair_update: int, k: float, inv_scale: float,
+    pair_performance: int, pair_update: int, k: float, inv_scale: float, initial: float, spread: float,
     team_rank: NDArray[np.int64], row: NDArray[np.int64], weight: NDArray[np.float64],
     mu: NDArray[np.float64], games: NDArray[np.int64], hist_mu: NDArray[np.float64], loglik: NDArray[np.float64],
     want_ll: bool, want_hist: bool,
@@ -54,8 +54,13 @@ def _duel_loop(
         pb = pa + 1
         ra, rb = row[pa], row[pb]
         wa, wb = weight[pa], weight[pb]
-        # 0.0 + w * mu is team_strength's sum of one member, kept so the result is the same to the bit.
-        d = (0.0 + wa * mu[ra]) * inv_scale - (0.0 + wb * mu[rb]) * inv_scale
+        # 0.0 + w * (mu - initial) is team_strength's sum of one member, kept so the result is the same to
+        # the bit; the spread is 1 for full-weight players (no square root in a chess replay).
+        shrink = 1.0
+        if (wa != 1.0 or wb != 1.0) and spread != 0.0:
+            shrink = 1.0 / match_spread(spread, 0.5 * (wa * wa + wb * wb))
+        inv = inv_scale * shrink
+        d = (0.0 + wa * (mu[ra] - initial)) * inv - (0.0 + wb * (mu[rb] - initial)) * inv
         score = pair_score(team_rank[pa], team_rank[pb])
         if score < 0.0:
             ll, g = 0.0, 0.0
@@ -63,11 +68,12 @@ def _duel_loop(
             ll, g = pair_outcome(d, score, pair_performance, pair_update, want_ll)
         if want_ll:
             loglik[m] = ll
-        mu[ra] += (k * g) * wa
+        step = k * g * shrink
+        mu[ra] += step * wa
         games[ra] += 1
         if want_hist:
             hist_mu[pa] = mu[ra]
-        mu[rb] += (k * -g) * wb
+        mu[rb] += -step * wb
         games[rb] += 1
         if want_hist:
             hist_mu[pb] = mu[rb]
@@ -75,7 +81,7 @@ def _duel_loop(
 
 @jit
 def _replay_duels(
-    pair_performance: int, pair_update: int, k: float, inv_scale: float,
+    pair_performance: int, pair_update: int, k: float, inv_scale: float, initial: float, spread: float,
     team_rank: NDArray[np.int64], row: NDArray[np.int64], weight: NDArray[np.float64],
     mu: NDArray[np.float64], games: NDArray[np.int64], hist_mu: NDArray[np.float64], loglik: NDArray[np.float64],
     want_ll: bool, want_hist: bool,
@@ -83,21 +89,21 @@ def _replay_duels(
     """:func:`_duel_loop`, with the logistic model's options passed as constants: the compiler then drops
     the branches (Gaussian math, unwanted writes) from the loop, which makes it about a third faster."""
     if pair_performance != LOGISTIC:
-        _duel_loop(pair_performance, pair_update, k, inv_scale, team_rank, row, weight, mu, games, hist_mu, loglik,
+        _duel_loop(pair_performance, pair_update, k, inv_scale, initial, spread, team_rank, row, weight, mu, games, hist_mu, loglik,
                    want_ll, want_hist)
     elif want_ll and want_hist:
-        _duel_loop(LOGISTIC, GRADIENT, k, inv_scale, team_rank, row, weight, mu, games, hist_mu, loglik, True, True)
+        _duel_loop(LOGISTIC, GRADIENT, k, inv_scale, initial, spread, team_rank, row, weight, mu, games, hist_mu, loglik, True, True)
     elif want_ll:
-        _duel_loop(LOGISTIC, GRADIENT, k, inv_scale, team_rank, row, weight, mu, games, hist_mu, loglik, True, False)
+        _duel_loop(LOGISTIC, GRADIENT, k, inv_scale, initial, spread, team_rank, row, weight, mu, games, hist_mu, loglik, True, False)
     elif want_hist:
-        _duel_loop(LOGISTIC, GRADIENT, k, inv_scale, team_rank, row, weight, mu, games, hist_mu, loglik, False, True)
+        _duel_loop(LOGISTIC, GRADIENT, k, inv_scale, initial, spread, team_rank, row, weight, mu, games, hist_mu, loglik, False, True)
     else:
-        _duel_loop(LOGISTIC, GRADIENT, k, inv_scale, team_rank, row, weight, mu, games, hist_mu, loglik, False, False)
+        _duel_loop(LOGISTIC, GRADIENT, k, inv_scale, initial, spread, team_rank, row, weight, mu, games, hist_mu, loglik, False, False)
 
 
 @jit
 def replay_likelihood(
-    kind: int, a: int, b: int, c: int, k: float, scale: float,
+    kind: int, a: int, b: int, c: int, k: float, scale: float, initial: float, spread: float,
     match_start: NDArray[np.int64], team_start: NDArray[np.int64], team_rank: NDArray[np.int64],
     row: NDArray[np.int64], weight: NDArray[np.float64],
     mu: NDArray[np.float64], games: NDArray[np.int64], hist_mu: NDArray[np.float64], loglik: NDArray[np.float64],
@@ -105,8 +111,9 @@ def replay_likelihood(
 ) -> None:
     """Replay a history under an Elo-family model, in place.
 
-    For each match: team strengths ``s_t = sum_i w_i mu_i / scale``; the kernel gives the log-likelihood
-    and ``dL/ds_t``; member ``i`` moves by ``k * w_i * dL/ds_t``.  ``row[p]`` is the state row of player
+    For each match: team strengths ``s_t = sum_i w_i (mu_i - initial) / (scale * c)`` with the match's spread
+    ``c`` (:func:`match_spread`); the kernel gives the log-likelihood and ``dL/ds_t``; member ``i`` moves by
+    ``k * w_i * dL/ds_t / c`` (the chain rule, in the family's convention that ``k`` absorbs ``scale``).  ``row[p]`` is the state row of player
     slot ``p``; ``hist_mu[p]`` receives that player's rating after the match (only with ``want_hist``),
     ``loglik[m]`` the match's log-likelihood under the ratings before it (only with ``want_ll``: without
     it the kernels also skip the logarithms that only the log-likelihood needs).  An array that is not
@@ -118,7 +125,7 @@ def replay_likelihood(
     # Every match has at least two teams and every team at least one player (Matches' invariants), so
     # 2 teams per match and 1 player per team on average means exactly that everywhere: one-player duels.
     if n_matches > 0 and len(team_rank) == 2 * n_matches and len(row) == len(team_rank):
-        _replay_duels(pair_performance, pair_update, k, inv_scale, team_rank, row, weight, mu, games,
+        _replay_duels(pair_performance, pair_update, k, inv_scale, initial, spread, team_rank, row, weight, mu, games,
                       hist_mu, loglik, want_ll, want_hist)
         return
     width = most_teams(match_start)
@@ -129,8 +136,10 @@ def replay_likelihood(
     for m in range(n_matches):
         t0 = match_start[m]
         n = match_start[m + 1] - t0
+        shrink = 1.0 / team_spread(team_start, t0, n, weight, spread)
+        inv = inv_scale * shrink
         for t in range(n):
-            s[t] = team_strength(team_start, t0 + t, row, weight, mu) * inv_scale
+            s[t] = team_strength(team_start, t0 + t, row, weight, mu, initial) * inv
         if n == 2:
             # Two teams: every model of the family is one two-team Elo game (Plackett-Luce in either
             # order is logistic Elo, draws and non-finishers included), so call it directly.
@@ -145,7 +154,7 @@ def replay_likelihood(
         if want_ll:
             loglik[m] = ll
         for t in range(n):
-            step = k * grad[t]
+            step = k * grad[t] * shrink
             for p in range(team_start[t0 + t], team_start[t0 + t + 1]):
                 r = row[p]
                 mu[r] += step * weight[p]
@@ -171,16 +180,16 @@ def _players_used(player: NDArray[np.int64], n_players: int) -> NDArray[np.bool_
 
 @jit
 def _team_strengths(team_start: NDArray[np.int64], row: NDArray[np.int64], weight: NDArray[np.float64],
-                    mu: NDArray[np.float64]) -> NDArray[np.float64]:
+                    mu: NDArray[np.float64], initial: float) -> NDArray[np.float64]:
     out = np.empty(len(team_start) - 1)
     for t in range(len(out)):
-        out[t] = team_strength(team_start, t, row, weight, mu)
+        out[t] = team_strength(team_start, t, row, weight, mu, initial)
     return out
 
 
-def team_strengths(matches: Matches, mu: NDArray[np.float64]) -> NDArray[np.float64]:
-    """Partial-play weighted sums of ``mu`` over each team of ``matches`` (player indices into ``mu``)."""
-    return _team_strengths(matches.team_start, matches.player, matches.weight, mu)
+def team_strengths(matches: Matches, mu: NDArray[np.float64], initial: float = 0.0) -> NDArray[np.float64]:
+    """Partial-play weighted sums of ``mu - initial`` over each team of ``matches`` (player indices into ``mu``)."""
+    return _team_strengths(matches.team_start, matches.player, matches.weight, mu, initial)
 
 
 @dataclass(frozen=True)
@@ -213,15 +222,17 @@ class PlayerState(NamedTuple):
     """Everything a model keeps about one player between matches.
 
     ``games`` counts recorded matches; ``last_time`` is the time of the player's last match with a known
-    time (NaN if none), which TrueSkill's ``drift`` needs.  Saving these and restoring them with
-    :meth:`League.set_states` continues a population exactly where it stopped (the league server keeps
-    them in its database).
+    time (NaN if none), which TrueSkill's ``drift`` needs; ``extra`` what the model keeps besides (Glicko-2's
+    volatility and open rating period; empty for the other models, and a new player's when not given).
+    Saving these and restoring them with :meth:`League.set_states` continues a population exactly where it
+    stopped (the league server keeps them in its database).
     """
 
     mu: float
     sigma: float
     games: int
     last_time: float
+    extra: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -302,7 +313,7 @@ class League:
         self._source: list[str] | None = None
         self._source_rows = np.zeros(0, dtype=np.int64)
         self._names: list[str] = []
-        self._state = _State(np.empty(0), np.empty(0))
+        self._state = model._new_state(np.empty(0), np.empty(0))
         self._n_matches = 0
         self._hist: list[_Batch] = []
         self._keeps_sigma = model.prior.sigma != 0.0  # models whose prior has sigma 0 never have another
@@ -376,6 +387,7 @@ class League:
             st.sigma = np.concatenate([st.sigma, np.full(grow, prior.sigma)])
             st.games = np.concatenate([st.games, np.zeros(grow, np.int64)])
             st.last_time = np.concatenate([st.last_time, np.full(grow, np.nan)])
+            st.extra = np.concatenate([st.extra, np.tile(self.model._extra_prior, (grow, 1))])
 
     # -- recording ------------------------------------------------------------------------------------
     def record(self, match: Match) -> dict[str, Rating]:
@@ -445,10 +457,15 @@ class League:
             if not isinstance(name, str) or not isinstance(state, PlayerState):
                 raise TypeError(f"'states' must map player ids (str) to podium.PlayerState. Got {name!r}: {state!r:.80}.")
             self.model._check_rating(name, Rating(state.mu, state.sigma))
+            width = len(self.model._extra_prior)
+            if len(state.extra) not in (0, width):
+                raise ValueError(f"'states[{name!r}].extra' must hold {width} numbers for {type(self.model).__name__} "
+                                 f"(or none, for a new player's). Got {state.extra!r:.80}.")
             row = self._add_player(name)
             self._grow()
             st = self._state
             st.mu[row], st.sigma[row], st.games[row], st.last_time[row] = state.mu, state.sigma, state.games, state.last_time
+            st.extra[row] = state.extra if len(state.extra) else self.model._extra_prior
 
     def states(self, players: Iterable[str] | None = None) -> dict[str, PlayerState]:
         """The full state of the given players (default: everyone seen); unknown players are left out."""
@@ -457,7 +474,10 @@ class League:
         rows = [index[p] for p in names]
         mu, sigma = st.mu[rows].tolist(), st.sigma[rows].tolist()
         games, last = st.games[rows].tolist(), st.last_time[rows].tolist()
-        return {p: PlayerState(*values) for p, *values in zip(names, mu, sigma, games, last)}
+        if st.extra.shape[1] == 0:
+            return {p: PlayerState(*values) for p, *values in zip(names, mu, sigma, games, last)}
+        extra = [tuple(e) for e in st.extra[rows].tolist()]
+        return {p: PlayerState(*values) for p, *values in zip(names, mu, sigma, games, last, extra)}
 
     def slots(self, start: int = 0) -> tuple[NDArray[np.int64], list[str], NDArray[np.float64], NDArray[np.float64]]:
         """Every player's rating after each match from match ``start`` on (needs ``keep_history=True``).

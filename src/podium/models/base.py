@@ -23,10 +23,19 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..match import Match, MatchError, Matches
-from ..numerics import jit
+from ..densities import LOGISTIC, logcdf
+from ..numerics import jit, log_ndtr
 from ..rating import Rating
 
 __all__ = ["Model", "LikelihoodModel"]
+
+_SQRT2 = math.sqrt(2.0)
+
+
+def has_team_games(matches: Matches) -> bool:
+    """Whether some team has more than one player or a partial-play weight other than 1 (so that
+    ``sum w^2 != 1`` somewhere: the matches where a team spread matters)."""
+    return bool(len(matches.player) > len(matches.team_rank) or np.any(matches.weight != 1.0))
 
 
 def _finite_number(value: int | float) -> bool:
@@ -49,6 +58,16 @@ class Hyperparameters:
     def _fit_start(self, name: str) -> float:
         """Where :func:`podium.fit` starts ``name``: its current value (models override where that is 0)."""
         return float(getattr(self, name))
+
+    def _fit_prepare(self, matches: Matches, names: Sequence[str]) -> Any:
+        """The model :func:`podium.fit` starts from when fitting ``names``: itself, or (models override) one with
+        starting values that need the data, such as Glicko-2's period when none is set."""
+        return self
+
+    def _fit_informed(self, name: str, matches: Matches) -> bool:
+        """Whether ``matches`` can inform ``name`` at all (:func:`podium.fit` leaves the others out of its default
+        search): a team game's spread, for instance, changes nothing in one-on-one games."""
+        return name != "spread" or has_team_games(matches)
 
     # -- validation (one place) -----------------------------------------------------------------
     def _positive(self, name: str, value: Any) -> float:
@@ -104,6 +123,15 @@ class Model(Hyperparameters, ABC):
     _max_teams: ClassVar[int | None] = None
 
     @property
+    def _extra_prior(self) -> NDArray[np.float64]:
+        """A new player's row of :attr:`_State.extra`: what the model keeps besides the rating (none by default)."""
+        return np.zeros(0)
+
+    def _new_state(self, mu: NDArray[np.float64], sigma: NDArray[np.float64]) -> _State:
+        """The state of players with these ratings and, for the rest, a new player's."""
+        return _State(mu, sigma, np.tile(self._extra_prior, (len(mu), 1)))
+
+    @property
     @abstractmethod
     def prior(self) -> Rating:
         """The rating of a player the model has not seen."""
@@ -147,7 +175,7 @@ class Model(Hyperparameters, ABC):
         Players missing from ``ratings`` start at :attr:`prior`.
         """
         packed, mu, sigma = self._pack(match, ratings)
-        state = _State(mu, sigma)
+        state = self._new_state(mu, sigma)
         self._replay(packed, np.arange(len(mu)), state, None)
         return {name: Rating(float(state.mu[i]), float(state.sigma[i])) for i, name in enumerate(packed.players)}
 
@@ -155,7 +183,7 @@ class Model(Hyperparameters, ABC):
         """``log P(the match's outcome | ratings before it)`` under the model."""
         packed, mu, sigma = self._pack(match, ratings)
         loglik = np.empty(1)
-        self._replay(packed, np.arange(len(mu)), _State(mu, sigma), None, loglik)
+        self._replay(packed, np.arange(len(mu)), self._new_state(mu, sigma), None, loglik)
         return float(loglik[0])
 
     def win_probabilities(
@@ -239,6 +267,14 @@ class Model(Hyperparameters, ABC):
                     ) -> tuple[NDArray[np.float64], NDArray[np.float64], str, float]:
         """``(locations, scales, density, shape)`` of the teams' independent predictive performances."""
 
+    def _pair_predictions(self, packed: Matches, mu: NDArray[np.float64], sigma: NDArray[np.float64],
+                          a: NDArray[np.int64], b: NDArray[np.int64]
+                          ) -> tuple[NDArray[np.float64], NDArray[np.float64]] | None:
+        """``(log P(team a[k] ahead of b[k]), log P(b[k] ahead of a[k]))``, each pair as a two-team match of its own
+        (:func:`podium.evaluate`'s pair metrics), for models whose pair probability is not that of independent
+        team performances (a spread or a deviation shared by the pair); ``None``: from :meth:`_predictive`."""
+        return None
+
     @abstractmethod
     def _log_win(self, packed: Matches, mu: NDArray[np.float64], sigma: NDArray[np.float64]) -> NDArray[np.float64]:
         """``log P(team i finishes first)`` for the teams of a one-match ``packed``."""
@@ -264,12 +300,58 @@ def most_players(match_start: NDArray[np.int64], team_start: NDArray[np.int64]) 
 
 @jit
 def team_strength(team_start: NDArray[np.int64], t: int, row: NDArray[np.int64], weight: NDArray[np.float64],
-                  mu: NDArray[np.float64]) -> float:
-    """Team ``t``'s strength: the partial-play weighted sum ``sum_i w_i mu_i`` of its members."""
+                  mu: NDArray[np.float64], initial: float) -> float:
+    """Team ``t``'s strength: the partial-play weighted sum ``sum_i w_i (mu_i - initial)`` of its members.
+
+    Measured from a new player's rating, so that a team of newcomers has strength 0 whatever its size: with
+    the plain sum, a 4-player team of 1500s stands 1500 points above a 3-player one before anyone has played.
+    """
     acc = 0.0
     for p in range(team_start[t], team_start[t + 1]):
-        acc += weight[p] * mu[row[p]]
+        acc += weight[p] * (mu[row[p]] - initial)
     return acc
+
+
+@jit
+def match_spread(spread: float, mean_square_weight: float) -> float:
+    """The factor ``c = sqrt(1 + spread * (N - 1))`` by which a team game's performance differences spread.
+
+    ``N`` is the match's mean over teams of ``sum_i w_i^2``: a team performs the weighted sum of its members'
+    performances, so with ``spread = 1`` the noise of a difference of two ``n``-player teams is ``sqrt(n)``
+    times a duel's (TrueSkill's ``n beta^2``, exact for Gaussian performances); ``spread = 0`` keeps one
+    duel's noise for any team size (the plain Elo of the multiplayer-Elo note).  ``c = 1`` for one-player
+    teams.  Clamped at ``1e-12`` so that a spread that would shrink the noise to nothing stays finite.
+    """
+    if spread == 1.0:  # the sum of performances, without the rounding of 1 + (N - 1)
+        return math.sqrt(mean_square_weight)
+    return math.sqrt(max(1.0 + spread * (mean_square_weight - 1.0), 1e-12))
+
+
+@jit
+def spread_pairs(gaussian: bool, s: NDArray[np.float64], square_weights: NDArray[np.float64], spread: float,
+                 a: NDArray[np.int64], b: NDArray[np.int64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Log-probabilities of each pair of teams ``a[k], b[k]`` as a two-team game of the Elo family: the strength
+    difference over the pair's :func:`match_spread`, through the logistic or ``Phi(d / sqrt 2)``."""
+    la = np.empty(len(a))
+    lb = np.empty(len(a))
+    for k in range(len(a)):
+        d = (s[a[k]] - s[b[k]]) / match_spread(spread, 0.5 * (square_weights[a[k]] + square_weights[b[k]]))
+        if gaussian:
+            la[k], lb[k] = log_ndtr(d / _SQRT2), log_ndtr(-d / _SQRT2)
+        else:
+            la[k], lb[k] = logcdf(LOGISTIC, 0.0, d), logcdf(LOGISTIC, 0.0, -d)
+    return la, lb
+
+
+@jit
+def team_spread(team_start: NDArray[np.int64], t0: int, n: int, weight: NDArray[np.float64], spread: float) -> float:
+    """:func:`match_spread` of teams ``t0 .. t0 + n`` (one match)."""
+    if spread == 0.0:
+        return 1.0
+    acc = 0.0
+    for p in range(team_start[t0], team_start[t0 + n]):
+        acc += weight[p] * weight[p]
+    return match_spread(spread, acc / n)
 
 
 def _state_rows(matches: Matches, slot_index: NDArray[np.int64]) -> NDArray[np.int64]:
@@ -280,15 +362,21 @@ def _state_rows(matches: Matches, slot_index: NDArray[np.int64]) -> NDArray[np.i
 
 
 class _State:
-    """A population's ratings in arrays (rows = players)."""
+    """A population's ratings in arrays (rows = players).
 
-    __slots__ = ("mu", "sigma", "games", "last_time")  # last_time: for TrueSkill's drift (issue 3)
+    ``extra`` holds what a model keeps beyond a rating, one row per player (:attr:`Model._extra_prior` gives a
+    new player's row; Glicko-2's volatility and open rating period); it has no columns for the other models.
+    """
 
-    def __init__(self, mu: NDArray[np.float64], sigma: NDArray[np.float64]) -> None:
+    __slots__ = ("mu", "sigma", "games", "last_time", "extra")  # last_time: for TrueSkill's drift (issue 3)
+
+    def __init__(self, mu: NDArray[np.float64], sigma: NDArray[np.float64],
+                 extra: NDArray[np.float64] | None = None) -> None:
         self.mu = mu
         self.sigma = sigma
         self.games = np.zeros(len(mu), dtype=np.int64)
         self.last_time = np.full(len(mu), np.nan)
+        self.extra = np.zeros((len(mu), 0)) if extra is None else extra
 
 
 class _History:
@@ -309,17 +397,24 @@ class LikelihoodModel(Model):
 
     _kind: ClassVar[int] = -1
     _int_params: tuple[int, int, int]
-    # Only k / scale matters to predictions (ratings are in units of scale, initial is a shift).
-    _fit_space = {"k": "positive"}
-    _fit_default = ("k",)
+    # Predictions depend on k / scale and spread only (ratings are in units of scale, measured from initial):
+    # fit tunes k and spread; scale may be asked for, but it trades off exactly against k.
+    _fit_space = {"k": "positive", "spread": "positive", "scale": "positive"}
+    _fit_default = ("k", "spread")
 
-    def __init__(self, *, k: float, initial: float, scale: float) -> None:
+    def _fit_start(self, name: str) -> float:
+        # A spread of 0 is a valid model but not a start on fit's log scale.
+        return max(float(getattr(self, name)), 1e-3) if name == "spread" else float(getattr(self, name))
+
+    def __init__(self, *, k: float, initial: float, scale: float, spread: float) -> None:
         self.k = k
         self.initial = initial
         self.scale = scale
+        self.spread = spread
         self._positive("k", k)
         self._finite("initial", initial)
         self._positive("scale", scale)
+        self._non_negative("spread", spread)
         self._prior = Rating(float(initial), 0.0)
 
     @property
@@ -339,7 +434,7 @@ class LikelihoodModel(Model):
         nothing = np.empty(0)  # what the kernel neither computes nor writes
         a, b, c = self._int_params
         replay_likelihood(
-            self._kind, a, b, c, float(self.k), float(self.scale),
+            self._kind, a, b, c, float(self.k), float(self.scale), float(self.initial), float(self.spread),
             matches.match_start, matches.team_start, matches.team_rank, _state_rows(matches, slot_index),
             matches.weight, state.mu, state.games, history.mu if history is not None else nothing,
             loglik if loglik is not None else nothing, loglik is not None, history is not None,
@@ -347,20 +442,34 @@ class LikelihoodModel(Model):
         if history is not None:
             history.sigma[:] = 0.0
 
-    def _predictive(self, packed: Matches, mu: NDArray[np.float64], sigma: NDArray[np.float64]
-                    ) -> tuple[NDArray[np.float64], NDArray[np.float64], str, float]:
+    def _pair_predictions(self, packed: Matches, mu: NDArray[np.float64], sigma: NDArray[np.float64],
+                          a: NDArray[np.int64], b: NDArray[np.int64]
+                          ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         from ..league import team_strengths
 
-        s = team_strengths(packed, mu) / self.scale
+        s = team_strengths(packed, mu, float(self.initial)) / float(self.scale)
+        square_weights = np.add.reduceat(packed.weight ** 2, packed.team_start[:-1]) if len(packed.weight) else s
+        return spread_pairs(self._win_spec()[0] == "gaussian", s, square_weights, float(self.spread), a, b)
+
+    def _strengths(self, packed: Matches, mu: NDArray[np.float64]) -> NDArray[np.float64]:
+        """The teams' strengths in natural units, ``sum_i w_i (mu_i - initial) / (scale * c)``, of a one-match
+        ``packed`` (what the replay computes before the match)."""
+        from ..league import team_strengths
+
+        c = team_spread(packed.team_start, 0, len(packed.team_rank), packed.weight, float(self.spread))
+        return team_strengths(packed, mu, float(self.initial)) / (float(self.scale) * c)
+
+    def _predictive(self, packed: Matches, mu: NDArray[np.float64], sigma: NDArray[np.float64]
+                    ) -> tuple[NDArray[np.float64], NDArray[np.float64], str, float]:
+        s = self._strengths(packed, mu)
         density, order = self._win_spec()
         if density == "gumbel" and order == "elimination":
             density = "gumbel-elimination"
         return s, np.ones(len(s)), density, 0.0
 
     def _log_win(self, packed: Matches, mu: NDArray[np.float64], sigma: NDArray[np.float64]) -> NDArray[np.float64]:
-        from ..league import team_strengths
         from ..ordering import log_win_probabilities
 
-        s = team_strengths(packed, mu) / self.scale
+        s = self._strengths(packed, mu)
         density, order = self._win_spec()
         return log_win_probabilities(s, density=density, order=order)

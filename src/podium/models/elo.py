@@ -1,8 +1,12 @@
 """The two-team Elo and its pairwise generalization (multiplayer-Elo note, sections 2 and 3.1).
 
-Ratings ``r`` are in rating points; the math runs in natural units ``rho = r / scale``.  A team's
-strength is the partial-play weighted sum of its members' ``rho``.  For two teams with strengths
-``s1, s2`` and ``d = s1 - s2`` the probability that team 1 finishes ahead is
+Ratings ``r`` are in rating points; the math runs in natural units ``rho = (r - initial) / scale``.  A
+team performs the partial-play weighted sum of its members' performances, so its strength is the weighted
+sum of their ``rho`` and the noise of a difference grows with the teams: strengths are divided by the
+match's spread ``c = sqrt(1 + spread (N - 1))``, ``N`` the mean over teams of ``sum w^2``
+(:func:`podium.models.base.match_spread`; ``c = 1`` for one-player teams, ``sqrt(n)`` for ``n`` v ``n`` at
+the default ``spread = 1``, as TrueSkill's ``n beta^2``).  For two teams with strengths ``s1, s2`` and
+``d = s1 - s2`` the probability that team 1 finishes ahead is
 
 * logistic (the note's exponential Elo): ``P = 1 / (1 + exp(-d))``; with ``scale = 400 / ln 10`` this is
   chess Elo's ``E = 1 / (1 + 10**(-(r1 - r2) / 400))``;
@@ -13,7 +17,13 @@ The match log-likelihood is ``S log P + (1 - S) log(1 - P)`` with ``S = 1, 0, 1/
 update: ``S - P`` for the logistic model and ``(S phi(z)/Phi(z) - (1-S) phi(z)/Phi(-z)) / sqrt 2`` with
 ``z = d / sqrt 2`` for the Gaussian one (unbounded in an upset).  The ``classic`` update is ``S - P``
 with the model's ``P`` (bounded by 1).  A team's update is ``k * gradient``, shared to member ``i`` by
-the chain rule: ``Delta r_i = k * w_i * dL/ds``.
+the chain rule: ``Delta r_i = k * w_i * dL/ds / c``.
+
+Why the spread: with each member moving by ``k`` and strengths summed over ``n`` players, a team game is
+``n`` times as sure and moves a team's strength ``n`` times as far as a duel, which makes the plain
+multiplayer Elo overconfident in team games (pair log loss above a coin flip's on 5 v 5 and 8 v 8 with
+parties; ``python benchmarks/teams.py``).  Measuring strengths from ``initial`` keeps uneven teams fair: the
+plain sum puts a team of four newcomers 1500 points above a team of three.
 """
 
 from __future__ import annotations
@@ -164,13 +174,13 @@ class _PairwiseBase(LikelihoodModel):
 
     def __init__(
         self, *, k: float = 32.0, initial: float = 1500.0, scale: float = 400.0 / math.log(10.0),
-        performance: str = "logistic", update: str = "gradient", combine: str = "sum",
+        performance: str = "logistic", update: str = "gradient", combine: str = "sum", spread: float = 1.0,
     ) -> None:
         self.performance = performance
         self.update = update
         if type(self) is not Elo:  # Elo has two teams, for which "sum" and "mean" agree
             self.combine = combine
-        super().__init__(k=k, initial=initial, scale=scale)
+        super().__init__(k=k, initial=initial, scale=scale, spread=spread)
         self._int_params = (
             self._choice("performance", performance, ("logistic", "gaussian")),
             self._choice("update", update, ("gradient", "classic")),
@@ -203,6 +213,11 @@ class Elo(_PairwiseBase):
     update : {"gradient", "classic"}
         ``gradient``: the derivative of the match log-likelihood (``S - E`` for logistic, the unbounded
         ``phi/Phi`` form for Gaussian); ``classic``: ``S - E`` with the model's ``E``.
+    spread : float, default 1
+        How the noise of a team game grows with the teams: strengths are divided by
+        ``sqrt(1 + spread (N - 1))``, ``N`` the mean over both teams of ``sum w^2`` (the number of players of
+        a full-weight team).  1: a team performs the sum of its members' performances; 0: any team game is
+        as noisy as a duel (the note's plain Elo).  No effect on one-on-one games.
 
     Examples
     --------
@@ -214,9 +229,9 @@ class Elo(_PairwiseBase):
 
     def __init__(
         self, *, k: float = 32.0, initial: float = 1500.0, scale: float = 400.0 / math.log(10.0),
-        performance: str = "logistic", update: str = "gradient",
+        performance: str = "logistic", update: str = "gradient", spread: float = 1.0,
     ) -> None:
-        super().__init__(k=k, initial=initial, scale=scale, performance=performance, update=update)
+        super().__init__(k=k, initial=initial, scale=scale, performance=performance, update=update, spread=spread)
 
     _max_teams = 2
 
@@ -235,13 +250,14 @@ class PairwiseElo(_PairwiseBase):
 
     Parameters
     ----------
-    k, initial, scale, performance, update
-        As for :class:`Elo`.
+    k, initial, scale, performance, update, spread
+        As for :class:`Elo` (``N`` is the mean over all the match's teams).
     combine : {"sum", "mean"}
     """
 
     def __init__(
         self, *, k: float = 32.0, initial: float = 1500.0, scale: float = 400.0 / math.log(10.0),
-        performance: str = "logistic", update: str = "gradient", combine: str = "sum",
+        performance: str = "logistic", update: str = "gradient", combine: str = "sum", spread: float = 1.0,
     ) -> None:
-        super().__init__(k=k, initial=initial, scale=scale, performance=performance, update=update, combine=combine)
+        super().__init__(k=k, initial=initial, scale=scale, performance=performance, update=update, combine=combine,
+                         spread=spread)

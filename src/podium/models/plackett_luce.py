@@ -421,6 +421,10 @@ class PlackettLuce(LikelihoodModel):
     initial : float, default 1500
     scale : float, default 400 / ln 10
         Rating points per natural unit.
+    spread : float, default 1
+        Strengths ``sum w (r - initial) / scale`` are divided by ``sqrt(1 + spread (N - 1))``, ``N`` the mean
+        over the match's teams of ``sum w^2``: a team performs the sum of its members' performances (see
+        :class:`podium.Elo`).  No effect on free-for-alls of single players.
     order : {"victory", "elimination"}, default "victory"
         The default is the victory order: a race is read from the front, as its results are usually reported,
         and non-finishers then cost nothing to censor.  The note's own version is ``"elimination"``; the two
@@ -431,10 +435,10 @@ class PlackettLuce(LikelihoodModel):
 
     def __init__(
         self, *, k: float = 32.0, initial: float = 1500.0, scale: float = 400.0 / math.log(10.0),
-        order: str = "victory",
+        order: str = "victory", spread: float = 1.0,
     ) -> None:
         self.order = order
-        super().__init__(k=k, initial=initial, scale=scale)
+        super().__init__(k=k, initial=initial, scale=scale, spread=spread)
         self._int_params = (self._choice("order", order, ("victory", "elimination")), 0, 0)
 
     def _win_spec(self) -> tuple[str, str]:

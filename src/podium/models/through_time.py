@@ -229,7 +229,7 @@ def _from_filter(match_start: NDArray[np.int64], team_start: NDArray[np.int64], 
                 fwd_t[k] = cm / cv
             cav_mu[p] = cm
             cav_var[p - p0] = cv
-        _team_priors(team_start, t0, n, ident, weight, cav_mu, cav_var, p0, beta2, tm, tv, size)
+        _team_priors(team_start, t0, n, ident, weight, cav_mu, cav_var, p0, beta2, 0.0, tm, tv, size)
         loglik[m] = _log_outcome(tm[:n], tv[:n], team_rank[t0:t0 + n], size[:n], margin)
         for p in range(p0, p1):
             i = player[p]
@@ -266,7 +266,7 @@ def _update_match(m: int, match_start: NDArray[np.int64], team_start: NDArray[np
         k = slot_sv[p]
         cav_mu[p], cav_var[p - p0] = _cavity(fwd_p[k], fwd_t[k], bwd_p[k], bwd_t[k], lik_p[k], lik_t[k], msg_p[p],
                                              msg_t[p], single[k])
-    bad = rate_teams(team_start, t0, n, ident, weight, cav_mu, cav_var, p0, team_rank[t0:t0 + n], beta2, margin,
+    bad = rate_teams(team_start, t0, n, ident, weight, cav_mu, cav_var, p0, team_rank[t0:t0 + n], beta2, 0.0, margin,
                      MATCH_TOLERANCE, MATCH_ITERATIONS, tm, tv, size, pi, tau_msg, order, starts, iw, fw,
                      new_mu, new_var)
     for p in range(p0, p1):
@@ -672,7 +672,7 @@ def _leave_one_out(match_start: NDArray[np.int64], team_start: NDArray[np.int64]
             k = slot_sv[p]
             cav_mu[p], cav_var[p - p0] = _cavity(fwd_p[k], fwd_t[k], bwd_p[k], bwd_t[k], lik_p[k], lik_t[k],
                                                  msg_p[p], msg_t[p], single[k])
-        _team_priors(team_start, t0, n, ident, weight, cav_mu, cav_var, p0, beta2, tm, tv, size)
+        _team_priors(team_start, t0, n, ident, weight, cav_mu, cav_var, p0, beta2, 0.0, tm, tv, size)
         out[m] = _log_outcome(tm[:n], tv[:n], team_rank[t0:t0 + n], size[:n], margin)
 
 
@@ -1004,7 +1004,7 @@ class TrueSkillThroughTime(Hyperparameters):
         hist_sd = np.empty(len(pl))
         bad = replay_trueskill(ms, ts, tr, pl, wt, st, mu, sd, np.zeros(n_players, dtype=np.int64),
                                np.full(n_players, np.nan), hist_mu, hist_sd, np.empty(0), float(self.beta), 0.0,
-                               float(self.gamma), f._margin, MATCH_TOLERANCE, MATCH_ITERATIONS)
+                               float(self.gamma), f._margin, MATCH_TOLERANCE, MATCH_ITERATIONS, 0.0)
         fwd = np.empty((2, k))
         bwd = np.zeros((2, k))
         lik = np.empty((2, k))

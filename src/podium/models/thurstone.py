@@ -1,7 +1,8 @@
 """The Gaussian (Thurstonian) multiplayer Elo (multiplayer-Elo note, section 3.3).
 
-Player ``i`` with rating ``r_i`` (rating points) performs ``X_i ~ N(r_i / scale, 1)`` in natural units; a
-team performs the partial-play weighted sum of its members' performances, ``N(sum w r / scale, sum w^2)``.
+Player ``i`` with rating ``r_i`` (rating points) performs ``X_i ~ N((r_i - initial) / scale, 1)`` in natural
+units; a team performs the partial-play weighted sum of its members' performances,
+``N(sum w (r - initial) / scale, sum w^2)`` (with ``spread``: variance ``1 + spread (sum w^2 - 1)``).
 The outcome's log-likelihood has no closed form: :func:`podium.ordering.log_outcome` integrates it density
 after density in log space and gives its gradient by a backward sweep.  A match moves member ``i`` of team
 ``t`` by ``k(r_i) * w_i * d log P / d m_t`` rating points -- the Elo family's convention, so that ``k`` is
@@ -32,7 +33,7 @@ from ..rating import Rating
 from ..ordering import DENSITIES, GAUSSIAN, density_code, log_outcome
 from .elo import GAUSSIAN as ELO_GAUSSIAN
 from .elo import GRADIENT, pair_outcome, pair_score
-from .base import Model, _History, _State, _state_rows, most_teams, team_strength
+from .base import Model, _History, _State, _state_rows, match_spread, most_teams, team_strength
 
 __all__ = ["Thurstone"]
 
@@ -56,21 +57,22 @@ def _k_at(r: float, kx: NDArray[np.float64], ky: NDArray[np.float64]) -> float:
 
 @jit
 def _team_performances(team_start: NDArray[np.int64], t0: int, n: int, row: NDArray[np.int64],
-                weight: NDArray[np.float64], mu: NDArray[np.float64], inv_scale: float,
-                loc: NDArray[np.float64], sc: NDArray[np.float64]) -> None:
-    """Teams ``t0 .. t0 + n``: performance location ``sum w r / scale`` and scale ``sqrt(sum w^2)``."""
+                weight: NDArray[np.float64], mu: NDArray[np.float64], inv_scale: float, initial: float,
+                spread: float, loc: NDArray[np.float64], sc: NDArray[np.float64]) -> None:
+    """Teams ``t0 .. t0 + n``: performance location ``sum w (r - initial) / scale`` and scale
+    ``sqrt(1 + spread (sum w^2 - 1))`` (``sqrt(sum w^2)`` at the default ``spread = 1``)."""
     for t in range(n):
-        loc[t] = team_strength(team_start, t0 + t, row, weight, mu) * inv_scale
+        loc[t] = team_strength(team_start, t0 + t, row, weight, mu, initial) * inv_scale
         v = 0.0
         for p in range(team_start[t0 + t], team_start[t0 + t + 1]):
             v += weight[p] * weight[p]
-        sc[t] = math.sqrt(v)
+        sc[t] = match_spread(spread, v)
 
 
 @jit
 def replay_thurstone(
-    kind: int, shape: float, kx: NDArray[np.float64], ky: NDArray[np.float64], scale: float, floor: float,
-    precision: float, match_start: NDArray[np.int64], team_start: NDArray[np.int64],
+    kind: int, shape: float, kx: NDArray[np.float64], ky: NDArray[np.float64], scale: float, initial: float,
+    spread: float, floor: float, precision: float, match_start: NDArray[np.int64], team_start: NDArray[np.int64],
     team_rank: NDArray[np.int64], row: NDArray[np.int64], weight: NDArray[np.float64],
     mu: NDArray[np.float64], games: NDArray[np.int64], hist_mu: NDArray[np.float64],
     loglik: NDArray[np.float64],
@@ -87,7 +89,7 @@ def replay_thurstone(
         t0 = match_start[m]
         n = match_start[m + 1] - t0
         rank = team_rank[t0:t0 + n]
-        _team_performances(team_start, t0, n, row, weight, mu, inv, loc, sc)
+        _team_performances(team_start, t0, n, row, weight, mu, inv, initial, spread, loc, sc)
         gl[:n] = 0.0
         gs[:n] = 0.0
         if n == 2 and kind == GAUSSIAN:
@@ -130,6 +132,10 @@ class Thurstone(Model):
         No rating falls below it.
     precision : float, default 1
         Grid refinement of the likelihood (error about ``1e-9 * precision ** -8`` in ``log P``).
+    spread : float, default 1
+        A team's performance variance is ``1 + spread (sum w^2 - 1)``: 1 is the sum of its members'
+        performances, 0 a team as noisy as one player.  Ratings are measured from ``initial``, so teams of
+        newcomers are even whatever their sizes.
 
     Notes
     -----
@@ -137,22 +143,23 @@ class Thurstone(Model):
     players this is the Gaussian Elo with the gradient update.
     """
 
-    _fit_space = {"k": "positive"}
-    _fit_default = ("k",)
+    _fit_space = {"k": "positive", "spread": "positive", "scale": "positive"}
+    _fit_default = ("k", "spread")
 
     def _fit_start(self, name: str) -> float:
         if name == "k" and not isinstance(self.k, (int, float)):
             raise ValueError(f"podium.fit chooses one constant 'k' for Thurstone; this model has knots {self.k!r}.")
-        return float(getattr(self, name))
+        return max(float(self.spread), 1e-3) if name == "spread" else float(getattr(self, name))
 
     def __init__(
         self, *, k: float | Sequence[tuple[float, float]] = 32.0, initial: float = 1500.0,
         scale: float = 400.0 / math.log(10.0), density: str = "gaussian", shape: float = 0.0,
-        floor: float | None = None, precision: float = 1.0,
+        floor: float | None = None, precision: float = 1.0, spread: float = 1.0,
     ) -> None:
         self.k = k
         self.initial = initial
         self.scale = scale
+        self.spread = spread
         self.density = density
         self.shape = shape
         self.floor = floor
@@ -160,6 +167,7 @@ class Thurstone(Model):
         self._kx, self._ky = self._knots(k)
         self._finite("initial", initial)
         self._positive("scale", scale)
+        self._non_negative("spread", spread)
         self._choice("density", density, DENSITIES)
         self._finite("shape", shape)
         if floor is not None:
@@ -203,7 +211,8 @@ class Thurstone(Model):
         ll = loglik if loglik is not None else np.empty(len(matches))
         floor = -np.inf if self.floor is None else float(self.floor)
         replay_thurstone(
-            self._density_kind, float(self.shape), self._kx, self._ky, float(self.scale), floor, float(self.precision),
+            self._density_kind, float(self.shape), self._kx, self._ky, float(self.scale), float(self.initial),
+            float(self.spread), floor, float(self.precision),
             matches.match_start, matches.team_start, matches.team_rank, rows, matches.weight,
             state.mu, state.games, hist, ll,
         )
@@ -214,7 +223,8 @@ class Thurstone(Model):
                     ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         n = len(packed.team_rank)
         loc, sc = np.empty(n), np.empty(n)
-        _team_performances(packed.team_start, 0, n, packed.player, packed.weight, mu, 1.0 / self.scale, loc, sc)
+        _team_performances(packed.team_start, 0, n, packed.player, packed.weight, mu, 1.0 / self.scale,
+                           float(self.initial), float(self.spread), loc, sc)
         return loc, sc
 
     def _predictive(self, packed: Matches, mu: NDArray[np.float64], sigma: NDArray[np.float64]

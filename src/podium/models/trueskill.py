@@ -335,8 +335,12 @@ def _log_outcome(tm: NDArray[np.float64], tv: NDArray[np.float64], rank: NDArray
 @jit
 def _team_priors(team_start: NDArray[np.int64], t0: int, n: int, row: NDArray[np.int64],
                  weight: NDArray[np.float64], mu: NDArray[np.float64], var: NDArray[np.float64], p0: int,
-                 beta2: float, tm: NDArray[np.float64], tv: NDArray[np.float64], size: NDArray[np.float64]) -> None:
-    """Team performance means and variances: ``sum w mu`` and ``sum w^2 (var + beta^2)``.
+                 beta2: float, center: float, tm: NDArray[np.float64], tv: NDArray[np.float64],
+                 size: NDArray[np.float64]) -> None:
+    """Team performance means and variances: ``sum w (mu - center)`` and ``sum w^2 (var + beta^2)``.
+
+    ``center`` is the prior mean for :class:`TrueSkill` (skills measured from a newcomer's, so that teams of
+    newcomers are even whatever their sizes) and 0 for the paper's literal sum.
 
     ``var[p - p0]`` holds the variance of player slot ``p`` (after dynamics, or before for predictions).
     """
@@ -345,7 +349,7 @@ def _team_priors(team_start: NDArray[np.int64], t0: int, n: int, row: NDArray[np
         v = 0.0
         for p in range(team_start[t0 + t], team_start[t0 + t + 1]):
             w = weight[p]
-            m += w * mu[row[p]]
+            m += w * (mu[row[p]] - center)
             v += w * w * (var[p - p0] + beta2)
         tm[t] = m
         tv[t] = v
@@ -435,8 +439,8 @@ def match_workspace(width: int, players: int) -> tuple[NDArray[np.float64], NDAr
 @jit
 def rate_teams(
     team_start: NDArray[np.int64], t0: int, n: int, row: NDArray[np.int64], weight: NDArray[np.float64],
-    mu: NDArray[np.float64], var: NDArray[np.float64], p0: int, rank: NDArray[np.int64], beta2: float, margin: float,
-    tolerance: float, max_iterations: int, tm: NDArray[np.float64], tv: NDArray[np.float64],
+    mu: NDArray[np.float64], var: NDArray[np.float64], p0: int, rank: NDArray[np.int64], beta2: float, center: float,
+    margin: float, tolerance: float, max_iterations: int, tm: NDArray[np.float64], tv: NDArray[np.float64],
     size: NDArray[np.float64], pi: NDArray[np.float64], tau_msg: NDArray[np.float64], order: NDArray[np.int64],
     starts: NDArray[np.int64], iw: NDArray[np.int64], fw: NDArray[np.float64], new_mu: NDArray[np.float64],
     new_var: NDArray[np.float64],
@@ -453,7 +457,7 @@ def rate_teams(
     duel's arithmetic.  The rest are workspaces (:func:`match_workspace`).  Returns how many EP runs missed
     ``tolerance``.
     """
-    _team_priors(team_start, t0, n, row, weight, mu, var, p0, beta2, tm, tv, size)
+    _team_priors(team_start, t0, n, row, weight, mu, var, p0, beta2, center, tm, tv, size)
     unconverged = 0
     groups, finishers = _canonical_order(tm[:n], tv[:n], rank, size[:n], order, starts)
     runs = tie_rotations(starts, groups)
@@ -476,9 +480,11 @@ def replay_trueskill(
     row: NDArray[np.int64], weight: NDArray[np.float64], time: NDArray[np.float64],
     mu: NDArray[np.float64], sigma: NDArray[np.float64], games: NDArray[np.int64], last_time: NDArray[np.float64],
     hist_mu: NDArray[np.float64], hist_sigma: NDArray[np.float64], loglik: NDArray[np.float64],
-    beta: float, tau: float, drift: float, margin: float, tolerance: float, max_iterations: int,
+    beta: float, tau: float, drift: float, margin: float, tolerance: float, max_iterations: int, center: float,
 ) -> int:
     """Replay a history under TrueSkill, in place; return how many matches did not converge.
+
+    Team performances are measured from ``center`` (:func:`_team_priors`).
 
     ``row[p]`` is the state row of player slot ``p``; ``hist_mu/hist_sigma[p]`` receive that player's
     rating after the match and ``loglik[m]`` the match's log-likelihood under the ratings before it (the
@@ -510,14 +516,14 @@ def replay_trueskill(
             ra, rb = row[p0], row[p0 + 1]
             wa, wb = weight[p0], weight[p0 + 1]
             if want_ll:
-                tm[0], tm[1] = wa * mu[ra], wb * mu[rb]
+                tm[0], tm[1] = wa * (mu[ra] - center), wb * (mu[rb] - center)
                 tv[0] = wa * wa * (sigma[ra] ** 2 + beta2)
                 tv[1] = wb * wb * (sigma[rb] ** 2 + beta2)
                 size[0] = size[1] = 1.0
                 loglik[m] = _log_outcome(tm[:2], tv[:2], rank, size[:2], margin)
             va = _skill_var(sigma[ra], tau2, drift2, now, last_time[ra])
             vb = _skill_var(sigma[rb], tau2, drift2, now, last_time[rb])
-            ma, mb = wa * mu[ra], wb * mu[rb]
+            ma, mb = wa * (mu[ra] - center), wb * (mu[rb] - center)
             tva, tvb = wa * wa * (va + beta2), wb * wb * (vb + beta2)
             pa = ta = pb = tb = 0.0
             r0, r1 = rank[0], rank[1]
@@ -548,13 +554,13 @@ def replay_trueskill(
         if want_ll:
             for p in range(p0, p1):
                 var[p - p0] = sigma[row[p]] ** 2
-            _team_priors(team_start, t0, n, row, weight, mu, var, p0, beta2, tm, tv, size)
+            _team_priors(team_start, t0, n, row, weight, mu, var, p0, beta2, center, tm, tv, size)
             loglik[m] = _log_outcome(tm[:n], tv[:n], rank, size[:n], margin)
         for p in range(p0, p1):
             r = row[p]
             var[p - p0] = _skill_var(sigma[r], tau2, drift2, now, last_time[r])
         if n == 2:  # one comparison, exact in one step: rate_teams's two-team case, kept in the loop for speed
-            _team_priors(team_start, t0, n, row, weight, mu, var, p0, beta2, tm, tv, size)
+            _team_priors(team_start, t0, n, row, weight, mu, var, p0, beta2, center, tm, tv, size)
             pi[0] = pi[1] = tau_msg[0] = tau_msg[1] = 0.0
             win, kind, eps = two_teams(rank[0], rank[1], margin, size[0] + size[1])
             if win >= 0:
@@ -563,8 +569,8 @@ def replay_trueskill(
                     kind, eps, tm[win], tv[win], tm[lose], tv[lose])
             _apply_messages(team_start, t0, n, row, weight, var, p0, tm, tv, pi, tau_msg, new_mu, new_var, 1.0)
         else:
-            unconverged += rate_teams(team_start, t0, n, row, weight, mu, var, p0, rank, beta2, margin, tolerance,
-                                      max_iterations, tm, tv, size, pi, tau_msg, order, starts, iw, fw, new_mu, new_var)
+            unconverged += rate_teams(team_start, t0, n, row, weight, mu, var, p0, rank, beta2, center, margin,
+                                      tolerance, max_iterations, tm, tv, size, pi, tau_msg, order, starts, iw, fw, new_mu, new_var)
         for p in range(p0, p1):
             r = row[p]
             mu[r] += new_mu[p - p0]
@@ -583,7 +589,7 @@ def history_log_likelihoods(
     match_start: NDArray[np.int64], team_start: NDArray[np.int64], team_rank: NDArray[np.int64],
     row: NDArray[np.int64], weight: NDArray[np.float64], start_mu: NDArray[np.float64],
     start_sigma: NDArray[np.float64], hist_mu: NDArray[np.float64], hist_sigma: NDArray[np.float64],
-    n_rows: int, beta2: float, margin: float, out: NDArray[np.float64],
+    n_rows: int, beta2: float, margin: float, center: float, out: NDArray[np.float64],
 ) -> None:
     """Each match's log-likelihood from a replay's history, as :func:`replay_trueskill` would have written it.
 
@@ -613,7 +619,7 @@ def history_log_likelihoods(
             else:
                 before_mu[p] = start_mu[p]
                 before_var[p] = start_sigma[p] ** 2
-        _team_priors(team_start, t0, n, ident, weight, before_mu, before_var[p0:], p0, beta2, tm, tv, size)
+        _team_priors(team_start, t0, n, ident, weight, before_mu, before_var[p0:], p0, beta2, center, tm, tv, size)
         out[m] = _log_outcome(tm[:n], tv[:n], team_rank[t0:t0 + n], size[:n], margin)
         for p in range(p0, p1):
             last[row[p]] = p
@@ -661,7 +667,7 @@ def log_match_quality(tm: NDArray[np.float64], skill_var: NDArray[np.float64], n
 @jit
 def log_qualities(match_start: NDArray[np.int64], team_start: NDArray[np.int64], row: NDArray[np.int64],
                   weight: NDArray[np.float64], mu: NDArray[np.float64], sigma: NDArray[np.float64], beta2: float,
-                  out: NDArray[np.float64]) -> None:
+                  center: float, out: NDArray[np.float64]) -> None:
     """``out[m]`` = :func:`log_match_quality` of match ``m`` (``row[p]``: the rating row of player slot ``p``)."""
     width = most_teams(match_start)
     tm = np.empty(width)
@@ -676,7 +682,7 @@ def log_qualities(match_start: NDArray[np.int64], team_start: NDArray[np.int64],
             w2 = 0.0
             for p in range(team_start[t0 + t], team_start[t0 + t + 1]):
                 w = weight[p]
-                a += w * mu[row[p]]
+                a += w * (mu[row[p]] - center)
                 c += w * w * sigma[row[p]] ** 2
                 w2 += w * w
             tm[t] = a
@@ -709,13 +715,20 @@ class TrueSkill(Model):
         mean's move in the marginal's standard deviations plus the precision's relative change.
     max_iterations : int, default 100
         Most forward-backward sweeps per match; reaching it gives a :class:`ConvergenceWarning`.
+    center : bool, default True
+        Measure skills from ``mu`` in a team's performance, ``sum w (s - mu)``: a team of newcomers then
+        performs like any other team of newcomers whatever its size.  ``False`` is the paper's literal
+        ``sum w s`` (and the ``trueskill`` package's), under which a team of four newcomers is expected to beat
+        a team of three by ``mu`` points (25 = 6 beta): pair log loss 0.89, worse than a coin flip, on 4 v 3
+        with parties (``python benchmarks/teams.py``).  The two agree whenever the teams' weights sum alike
+        (equal sizes, duels, free-for-alls).
 
     Notes
     -----
     Draws use the draw margin; non-finishers are compared one-sidedly with the last finishers (never a
     draw factor), so their means never rise.  Ties are symmetric: all pairs of a tied group are compared.
     Predictions (:meth:`win_probabilities`, :meth:`log_likelihood`, :meth:`quality`) use the predictive
-    model of the ratings as given, team performances ``N(sum w mu, sum w^2 (sigma^2 + beta^2))``, without the
+    model of the ratings as given, team performances ``N(sum w (mu_i - mu), sum w^2 (sigma^2 + beta^2))``, without the
     dynamics of the next update.
 
     Examples
@@ -743,6 +756,7 @@ class TrueSkill(Model):
     def __init__(
         self, *, mu: float = 25.0, sigma: float = 25.0 / 3.0, beta: float = 25.0 / 6.0, tau: float = 25.0 / 300.0,
         draw_probability: float = 0.10, drift: float = 0.0, tolerance: float = 1e-6, max_iterations: int = 100,
+        center: bool = True,
     ) -> None:
         self.mu = mu
         self.sigma = sigma
@@ -760,6 +774,10 @@ class TrueSkill(Model):
         self._positive("tolerance", tolerance)
         self._probability("draw_probability", draw_probability)
         self._positive_int("max_iterations", max_iterations)
+        if not isinstance(center, bool):
+            raise ValueError(f"The 'center' parameter of TrueSkill must be True or False. Got {center!r:.80} instead.")
+        self.center = center
+        self._center = float(mu) if center else 0.0
         for name in ("sigma", "beta", "tau", "drift"):
             value = getattr(self, name)
             if value > SIGMA_MAX:
@@ -796,7 +814,7 @@ class TrueSkill(Model):
             history.mu if history is not None else nothing, history.sigma if history is not None else nothing,
             loglik if loglik is not None else nothing,
             float(self.beta), float(self.tau), float(self.drift), self._margin, float(self.tolerance),
-            int(self.max_iterations),
+            int(self.max_iterations), self._center,
         )
         if unconverged:
             warnings.warn(
@@ -811,14 +829,14 @@ class TrueSkill(Model):
         What they need besides the history is the state of the batch's players now (one gather)."""
         rows = _state_rows(matches, slot_index).copy()  # the league's mapping grows as players arrive
         start_mu, start_sigma = state.mu[rows], state.sigma[rows]
-        n_rows, beta2, margin = len(state.mu), float(self.beta) ** 2, self._margin
+        n_rows, beta2, margin, center = len(state.mu), float(self.beta) ** 2, self._margin, self._center
 
         def compute() -> NDArray[np.float64]:
             out = np.empty(len(matches))
             if len(matches):
                 history_log_likelihoods(matches.match_start, matches.team_start, matches.team_rank, rows,
                                         matches.weight, start_mu, start_sigma, history.mu, history.sigma,
-                                        n_rows, beta2, margin, out)
+                                        n_rows, beta2, margin, center, out)
             return out
 
         return compute
@@ -828,7 +846,7 @@ class TrueSkill(Model):
         n = len(packed.team_rank)
         tm, tv, size = np.empty(n), np.empty(n), np.empty(n)
         _team_priors(packed.team_start, 0, n, packed.player, packed.weight, mu, sigma[packed.player] ** 2, 0,
-                     float(self.beta) ** 2, tm, tv, size)
+                     float(self.beta) ** 2, self._center, tm, tv, size)
         return tm, tv, size
 
     def _predictive(self, packed: Matches, mu: NDArray[np.float64], sigma: NDArray[np.float64]
@@ -880,5 +898,5 @@ class TrueSkill(Model):
         """``log quality`` of every match of ``packed`` (players index ``mu`` and ``sigma``)."""
         out = np.empty(len(packed))
         log_qualities(packed.match_start, packed.team_start, packed.player, packed.weight, mu, sigma,
-                      float(self.beta) ** 2, out)
+                      float(self.beta) ** 2, self._center, out)
         return out
