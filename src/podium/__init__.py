@@ -1,6 +1,6 @@
 """podium: ratings from games with any number of players and teams.
 
-The Elo family (two-team Elo, pairwise Elo, Plackett-Luce), the Thurstonian multiplayer Elo and TrueSkill, a compiled replay engine over columnar
+The Elo family (two-team Elo, pairwise Elo, Plackett-Luce), the Thurstonian multiplayer Elo, TrueSkill and Glicko-2, a compiled replay engine over columnar
 match histories, and the tools around them.  ``import podium`` compiles nothing: numba compiles each
 kernel on first use and caches it on disk.
 """
@@ -10,13 +10,13 @@ from .fit import FitResult, fit
 from .io import read_matches, write_matches
 from .league import LeaderboardRow, League, PlayerState, Trajectory
 from .match import Match, MatchError, Matches
-from .models import (ConvergenceWarning, Elo, Model, PairwiseElo, PlackettLuce, Smoothed, SmoothTrajectory, Thurstone,
+from .models import (ConvergenceWarning, Elo, Glicko2, Model, PairwiseElo, PlackettLuce, Smoothed, SmoothTrajectory, Thurstone,
                      TrueSkill, TrueSkillThroughTime)
 from .rating import Rating
 from .simulate import Simulation, simulate
 
 __all__ = [
-    "ConvergenceWarning", "Elo", "FitResult", "League", "LeaderboardRow", "Match", "MatchError", "Matches", "Model", "PairwiseElo", "PlayerState",
+    "ConvergenceWarning", "Elo", "FitResult", "Glicko2", "League", "LeaderboardRow", "Match", "MatchError", "Matches", "Model", "PairwiseElo", "PlayerState",
     "PlackettLuce", "Rating", "Report", "Simulation", "Smoothed", "SmoothTrajectory", "Thurstone", "Trajectory", "TrueSkill",
     "TrueSkillThroughTime", "evaluate", "fit", "read_matches", "simulate", "write_matches",
 ]

@@ -16,6 +16,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 from urllib.parse import quote, urljoin, urlsplit
 
+import numpy as np
 import pytest
 from sqlalchemy import select, text, update
 
@@ -109,6 +110,9 @@ def assert_matches_offline(client: Any, app: Any, league: str, model: podium.Mod
         s = states[r.player]
         assert close(r.mu, s.mu) and close(r.sigma, s.sigma) and r.games == s.games
         assert (r.last_time is None and math.isnan(s.last_time)) or close(r.last_time, s.last_time)
+        # what the model keeps besides (Glicko-2's volatility and open period), bit for bit
+        assert db.bytes_to_extra(r.extra) == s.extra or np.array_equal(db.bytes_to_extra(r.extra), s.extra,
+                                                                         equal_nan=True)
     if check_players:
         ids = [r["id"] for r in records]
         for rank, w in enumerate(want, 1):
@@ -148,7 +152,8 @@ def test_health_and_openapi(client: Any, app: Any) -> None:
 
 def test_create_league_for_every_model(client: Any, tokens: dict[str, str]) -> None:
     specs: dict[str, dict[str, Any]] = {"elo": {"k": 24}, "pairwise-elo": {}, "plackett-luce": {"order": "elimination"},
-             "thurstone": {"k": [[0, 40], [10, 20]]}, "trueskill": {"beta": 4.0, "draw_probability": 0.05}}
+             "thurstone": {"k": [[0, 40], [10, 20]]}, "trueskill": {"beta": 4.0, "draw_probability": 0.05},
+             "glicko2": {"tau": 0.4, "period": 7.0}}
     for i, (model, params) in enumerate(specs.items()):
         out = create_league(client, tokens, f"l{i}-{model}", model, params, moderated=i % 2 == 1)
         library = podium.models.MODELS[model](**params)
@@ -179,6 +184,7 @@ CREATE_REFUSALS: list[tuple[bytes, int, str]] = [
     (b'{"name": "ok", "model": "trueskill", "params": {"bogus": 1}}', 422, "params"),
     (b'{"name": "ok", "model": "trueskill", "params": [1]}', 422, "params"),
     (b'{"name": "ok", "model": "glicko"}', 422, "model"),
+    (b'{"name": "ok", "model": "glicko2", "params": {"period": 0}}', 422, "params.period"),
     (b'{"name": "ok", "model": 5}', 422, "model"),
     (b'{"name": "Upper", "model": "elo"}', 422, "name"),
     (b'{"name": "-dash", "model": "elo"}', 422, "name"),
@@ -337,6 +343,8 @@ REPLAYS = [
                  id="thurstone"),
     pytest.param("trueskill", {"drift": 0.3}, podium.TrueSkill(drift=0.3),
                  dict(players=12, matches=50, seed=14), id="trueskill-drift"),
+    pytest.param("glicko2", {"period": 7.0}, podium.Glicko2(period=7.0),
+                 dict(players=12, matches=80, team_size=2, draw_probability=0.1, seed=15), id="glicko2-periods"),
 ]
 
 
@@ -346,7 +354,7 @@ def test_recorded_matches_equal_the_offline_replay(client: Any, app: Any, tokens
     create_league(client, tokens, "season", model_name, params)
     sim = dict(sim)
     records = _vary(sim_records(sim.pop("players"), sim.pop("matches"), **sim))
-    if model_name == "trueskill" and "drift" in params:  # times as ISO dates, days apart: drift grows sigma
+    if "drift" in params or "period" in params:  # times as ISO dates, days apart: drift, rating periods of a week
         records = [r | {"time": f"2024-{1 + i // 28:02d}-{1 + i % 28:02d}"} for i, r in enumerate(records)]
     responses = [report(client, tokens["reporter"], "season", r).json() for r in records]
     ref = assert_matches_offline(client, app, "season", model, records)
@@ -655,6 +663,26 @@ def test_rebuild_finds_and_repairs_tampered_ratings(client: Any, app: Any, token
     assert_matches_offline(client, app, "tamper", model, records, check_players=False)
     with pytest.raises(Exception, match="No league"):
         rebuild(engine, "nope")
+
+
+def test_rebuild_checks_what_glicko2_keeps_besides_the_rating(client: Any, app: Any, tokens: dict[str, str]) -> None:
+    model = podium.Glicko2(period=7.0)
+    create_league(client, tokens, "periods", "glicko2", {"period": 7.0})
+    records = [r | {"time": f"2024-{1 + i // 28:02d}-{1 + i % 28:02d}"} for i, r in enumerate(sim_records(8, 40, seed=32))]
+    for r in records:
+        report(client, tokens["reporter"], "periods", r)
+    engine = app.state.engine
+    assert rebuild(engine, "periods", write=False) == (40, [])
+    victim = records[-1]["teams"][0][0]  # in the open period: its start and sums are stored too
+    state = offline(model, records).states([victim])[victim]
+    assert not math.isnan(state.extra[1])
+    tampered = (0.07,) + state.extra[1:]
+    with engine.begin() as conn:
+        conn.execute(update(db.ratings).where(db.ratings.c.player == victim).values(extra=db.extra_to_bytes(tampered)))
+    assert [(d.player, d.column, d.stored, d.replayed) for d in rebuild(engine, "periods", write=False)[1]] == [
+        (victim, "extra[0]", 0.07, state.extra[0])]
+    rebuild(engine, "periods")
+    assert_matches_offline(client, app, "periods", model, records)
 
 
 # -- refused reports ------------------------------------------------------------------------------------------
@@ -1127,3 +1155,48 @@ def test_login_does_not_redirect_to_a_backslash_host(client: Any, tokens: dict[s
     response = client.post("/login", data={"token": tokens["moderator"], "next": "/\\evil.example"}, follow_redirects=False)
     assert response.status_code == 303
     assert "evil.example" not in response.headers["location"]
+
+
+# -- schema migrations ----------------------------------------------------------------------------------------
+def test_a_league_from_before_migration_0002_keeps_its_ratings_and_plays_on(db_url: str) -> None:
+    """Migration 0002 adds ``ratings.extra`` (NULL for the rows already there); the old league's states load
+    with no extra state and its next match is rated from them."""
+    from pathlib import Path
+
+    from alembic import command
+    from alembic.config import Config
+    from fastapi.testclient import TestClient
+
+    from podium.server import Settings, create_app
+    from podium.server.settings import database_url
+    from podium.server.store import create_token, get_league
+
+    engine = db.make_engine(database_url(db_url))
+    config = Config()
+    config.set_main_option("script_location", str(Path(db.__file__).parent / "migrations"))
+    with engine.begin() as connection:
+        config.attributes["connection"] = connection
+        command.upgrade(config, "0001")
+    with engine.begin() as conn:
+        conn.execute(text("INSERT INTO leagues (name, model, params, moderated, created) "
+                          "VALUES ('old', 'elo', '{\"k\": 20.0}', false, 0)"))
+        league_id = conn.execute(text("SELECT id FROM leagues")).scalar_one()
+        conn.execute(text("INSERT INTO ratings (league_id, player, mu, sigma, games, last_time) "
+                          f"VALUES ({league_id}, 'ann', 1530.0, 0.0, 3, NULL)"))
+    db.migrate(engine)
+    with engine.connect() as conn:
+        assert conn.execute(text("SELECT extra FROM ratings")).scalar_one() is None
+        league = get_league(conn, "old")
+    population = podium.League(league.model)
+    population.set_states({"ann": podium.PlayerState(1530.0, 0.0, 3, math.nan)})
+    expected = population.record(podium.Match([["ann"], ["bob"]]))
+    engine.dispose()
+    app = create_app(Settings(db=db_url))
+    try:
+        token = create_token(app.state.engine, "reporter", "after the migration")
+        with TestClient(app) as client:
+            out = report(client, token, "old", {"teams": [["ann"], ["bob"]]}).json()
+        after = {r["player"]: r["after"]["mu"] for r in out["ratings"]}
+        assert after == {"ann": expected["ann"].mu, "bob": expected["bob"].mu}
+    finally:
+        app.state.engine.dispose()

@@ -2,13 +2,14 @@
 
 from .base import LikelihoodModel, Model
 from .elo import Elo, PairwiseElo
+from .glicko import Glicko2
 from .plackett_luce import PlackettLuce
 from .thurstone import Thurstone
 from .through_time import Smoothed, SmoothTrajectory, TrueSkillThroughTime
 from .trueskill import ConvergenceWarning, TrueSkill
 
 __all__ = ["Model", "LikelihoodModel", "Elo", "PairwiseElo", "PlackettLuce", "Thurstone", "TrueSkill", "ConvergenceWarning", "MODELS",
-           "TrueSkillThroughTime", "Smoothed", "SmoothTrajectory"]
+           "TrueSkillThroughTime", "Smoothed", "SmoothTrajectory", "Glicko2"]
 
 #: Command-line names of the models.
 MODELS: dict[str, type[Model]] = {
@@ -17,4 +18,5 @@ MODELS: dict[str, type[Model]] = {
     "plackett-luce": PlackettLuce,
     "thurstone": Thurstone,
     "trueskill": TrueSkill,
+    "glicko2": Glicko2,
 }

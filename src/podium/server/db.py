@@ -8,7 +8,9 @@ Schema (created by the Alembic migrations in ``migrations/``, which are the only
               approved log; NULL unless recorded), status (recorded | pending | rejected | voided),
               record (the podium JSONL record, canonical JSON), time (float; NaN as NULL), reported,
               reporter, decided, decider
-    ratings   league_id, player, mu, sigma, games, last_time: the state after the whole approved log
+    ratings   league_id, player, mu, sigma, games, last_time, extra: the state after the whole approved log
+              (extra: what the model keeps besides, :attr:`podium.PlayerState.extra`, as little-endian
+              float64 bytes, exact with its NaNs; NULL for models that keep nothing more)
     history   league_id, player, seq, mu, sigma: each player's rating after each recorded match
 
 The approved log (``status = 'recorded'`` ordered by ``seq``) is the source of truth; ``ratings`` and
@@ -31,13 +33,14 @@ from __future__ import annotations
 
 import math
 import os
+import struct
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import (Boolean, Column, Float, ForeignKey, Index, Integer, MetaData, String, Table, Text,
+from sqlalchemy import (Boolean, Column, Float, ForeignKey, Index, Integer, LargeBinary, MetaData, String, Table, Text,
                         UniqueConstraint, create_engine, event, text)
 from sqlalchemy.engine import Connection, Engine
 
@@ -92,6 +95,7 @@ ratings = Table(
     Column("sigma", Float(precision=53), nullable=False),
     Column("games", Integer, nullable=False),
     Column("last_time", Float(precision=53), nullable=True),
+    Column("extra", LargeBinary, nullable=True),
 )
 
 history = Table(
@@ -111,6 +115,16 @@ def nan_to_null(value: float) -> float | None:
 
 def null_to_nan(value: float | None) -> float:
     return math.nan if value is None else float(value)
+
+
+def extra_to_bytes(extra: tuple[float, ...]) -> bytes | None:
+    """:attr:`podium.PlayerState.extra` as stored: little-endian float64 bytes (exact, NaN included), NULL if empty."""
+    return struct.pack(f"<{len(extra)}d", *extra) if extra else None
+
+
+def bytes_to_extra(value: bytes | None) -> tuple[float, ...]:
+    """The inverse of :func:`extra_to_bytes`."""
+    return struct.unpack(f"<{len(value) // 8}d", value) if value else ()
 
 
 def make_engine(url: str, busy_timeout: float = 30.0) -> Engine:

@@ -37,8 +37,8 @@ from ..league import League, PlayerState
 from ..match import Match, MatchError, Matches, _Packer, parse_time
 from ..models import MODELS, Model
 from ..rating import Rating
-from .db import (history, leagues, lock_league, matches, nan_to_null, null_to_nan, ratings, read_transaction, tokens,
-                 write_transaction)
+from .db import (bytes_to_extra, extra_to_bytes, history, leagues, lock_league, matches, nan_to_null, null_to_nan,
+                 ratings, read_transaction, tokens, write_transaction)
 
 __all__ = [
     "ROLES", "StoreError", "LeagueInfo", "TokenInfo", "create_token", "list_tokens", "revoke_token", "find_token", "make_model", "create_league",
@@ -295,7 +295,8 @@ _FIND_MATCHES = select(matches).where(and_(matches.c.league_id == bindparam("lea
 _FIND_TOKENS = (select(tokens.c.id, tokens.c.role, tokens.c.label, tokens.c.revoked, tokens.c.digest)
                 .where(tokens.c.digest.in_(bindparam("digests", expanding=True))))
 _LAST_SEQ = select(func.max(matches.c.seq)).where(matches.c.league_id == bindparam("league"))
-_STATES = (select(ratings.c.player, ratings.c.mu, ratings.c.sigma, ratings.c.games, ratings.c.last_time)
+_STATES = (select(ratings.c.player, ratings.c.mu, ratings.c.sigma, ratings.c.games, ratings.c.last_time,
+                  ratings.c.extra)
            .where(and_(ratings.c.league_id == bindparam("league"),
                        ratings.c.player.in_(bindparam("players", expanding=True)))))
 
@@ -306,7 +307,7 @@ def _upsert_states(dialect: Any) -> Any:
     statement = dialect.insert(ratings)
     return statement.on_conflict_do_update(
         index_elements=[ratings.c.league_id, ratings.c.player],
-        set_={c: statement.excluded[c] for c in ("mu", "sigma", "games", "last_time")})
+        set_={c: statement.excluded[c] for c in ("mu", "sigma", "games", "last_time", "extra")})
 
 
 _UPSERT_STATES = {"sqlite": _upsert_states(sqlite_dialect), "postgresql": _upsert_states(postgresql_dialect)}
@@ -439,7 +440,8 @@ def record_reports(engine: Engine, league: LeagueInfo, reports: Sequence[Report]
 
 def _states(conn: Connection, league_id: int, players: Iterable[str]) -> dict[str, PlayerState]:
     rows = conn.execute(_STATES, {"league": league_id, "players": list(players)})
-    return {r.player: PlayerState(float(r.mu), float(r.sigma), int(r.games), null_to_nan(r.last_time)) for r in rows}
+    return {r.player: PlayerState(float(r.mu), float(r.sigma), int(r.games), null_to_nan(r.last_time),
+                                  bytes_to_extra(r.extra)) for r in rows}
 
 
 def _apply(conn: Connection, league: LeagueInfo, log: Sequence[Match], last: int | None
@@ -476,7 +478,7 @@ def _apply(conn: Connection, league: LeagueInfo, log: Sequence[Match], last: int
     final = population.states(everyone)
     conn.execute(_UPSERT_STATES[conn.dialect.name], [
         {"league_id": league.id, "player": p, "mu": s.mu, "sigma": s.sigma, "games": s.games,
-         "last_time": nan_to_null(s.last_time)} for p, s in final.items()])
+         "last_time": nan_to_null(s.last_time), "extra": extra_to_bytes(s.extra)} for p, s in final.items()])
     conn.execute(insert(history), history_rows)
     return first, changes
 
@@ -600,8 +602,8 @@ def _write_states(conn: Connection, league: LeagueInfo, population: League, play
     states = population.states(names)
     if states:
         conn.execute(insert(ratings), [{"league_id": league.id, "player": p, "mu": s.mu, "sigma": s.sigma,
-                                        "games": s.games, "last_time": nan_to_null(s.last_time)}
-                                       for p, s in states.items()])
+                                        "games": s.games, "last_time": nan_to_null(s.last_time),
+                                        "extra": extra_to_bytes(s.extra)} for p, s in states.items()])
 
 
 @dataclass(frozen=True)
@@ -644,6 +646,13 @@ def rebuild(engine: Engine, league_name: str, *, write: bool = True, tolerance: 
                 b = None if state is None else nan_to_null(getattr(state, column))
                 if differs(None if a is None else float(a), None if b is None else float(b)):
                     diffs.append(Difference("ratings", player, None, column, a, b))
+            kept = () if row is None else bytes_to_extra(row.extra)
+            wanted = () if state is None else state.extra
+            for i in range(max(len(kept), len(wanted))):  # a model's extra state; NaN (an open period's) = NULL
+                a = nan_to_null(kept[i]) if i < len(kept) else None
+                b = nan_to_null(wanted[i]) if i < len(wanted) else None
+                if differs(a, b):
+                    diffs.append(Difference("ratings", player, None, f"extra[{i}]", a, b))
         slot_match, slot_player, mu, sigma = population.slots(0)
         want = {(p, seqs[m]): (a, b) for m, p, a, b in zip(slot_match.tolist(), slot_player, mu.tolist(), sigma.tolist())}
         have = {(r.player, int(r.seq)): (float(r.mu), float(r.sigma))
