@@ -6,8 +6,10 @@ import csv
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
+import podium
 from podium.cli import app
 
 runner = CliRunner()
@@ -91,3 +93,23 @@ def test_rate_with_trueskill_ranks_by_the_conservative_score(tmp_path: Path) -> 
     assert scores == sorted(scores, reverse=True)
     result = runner.invoke(app, ["rate", str(history), "--model", "trueskill", "--set", "draw_probability=1.5"])
     assert result.exit_code != 0 and "draw_probability" in result.output
+
+
+def test_rate_with_glicko2_and_rating_periods(tmp_path: Path) -> None:
+    history = tmp_path / "season.jsonl"
+    result = runner.invoke(app, ["simulate", "--players", "16", "--matches", "200", "--seed", "4", "--out", str(history)])
+    assert result.exit_code == 0, result.output
+    out = tmp_path / "ratings.csv"
+    result = runner.invoke(app, ["rate", str(history), "--model", "glicko2", "--set", "period=10", "--set", "tau=0.4",
+                                 "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "Glicko2(" in result.output and "period=10" in result.output
+    with open(out) as handle:
+        rows = {r["player"]: r for r in csv.DictReader(handle)}
+    league = podium.League(podium.Glicko2(period=10, tau=0.4)).record_many(podium.read_matches(history))
+    assert set(rows) == set(league.players)
+    for player, row in rows.items():
+        assert float(row["mu"]) == pytest.approx(league.rating(player).mu, rel=1e-12)
+        assert float(row["sigma"]) == pytest.approx(league.rating(player).sigma, rel=1e-12)
+    result = runner.invoke(app, ["rate", str(history), "--model", "glicko2", "--set", "period=0"])
+    assert result.exit_code != 0 and "'period' parameter of Glicko2" in result.output

@@ -18,7 +18,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .match import Match, MatchError, Matches
-from .models.base import Model, _History, _State, match_spread, most_teams, team_spread, team_strength
+from .models.base import Model, _History, _State, match_spread, most_teams, team_sums
 from .models.elo import GRADIENT, LOGISTIC, pair_outcome, pair_score, pairwise_gradient
 from .models.plackett_luce import plackett_luce_gradient
 from .numerics import jit
@@ -54,7 +54,7 @@ def _duel_loop(
         pb = pa + 1
         ra, rb = row[pa], row[pb]
         wa, wb = weight[pa], weight[pb]
-        # 0.0 + w * (mu - initial) is team_strength's sum of one member, kept so the result is the same to
+        # 0.0 + w * (mu - initial) is team_sums' sum of one member, kept so the result is the same to
         # the bit; the spread is 1 for full-weight players (no square root in a chess replay).
         shrink = 1.0
         if (wa != 1.0 or wb != 1.0) and spread != 0.0:
@@ -136,10 +136,14 @@ def replay_likelihood(
     for m in range(n_matches):
         t0 = match_start[m]
         n = match_start[m + 1] - t0
-        shrink = 1.0 / team_spread(team_start, t0, n, weight, spread)
+        square = 0.0
+        for t in range(n):
+            s[t], q = team_sums(team_start, t0 + t, row, weight, mu, initial)
+            square += q
+        shrink = 1.0 if spread == 0.0 else 1.0 / match_spread(spread, square / n)
         inv = inv_scale * shrink
         for t in range(n):
-            s[t] = team_strength(team_start, t0 + t, row, weight, mu, initial) * inv
+            s[t] *= inv
         if n == 2:
             # Two teams: every model of the family is one two-team Elo game (Plackett-Luce in either
             # order is logistic Elo, draws and non-finishers included), so call it directly.
@@ -183,7 +187,7 @@ def _team_strengths(team_start: NDArray[np.int64], row: NDArray[np.int64], weigh
                     mu: NDArray[np.float64], initial: float) -> NDArray[np.float64]:
     out = np.empty(len(team_start) - 1)
     for t in range(len(out)):
-        out[t] = team_strength(team_start, t, row, weight, mu, initial)
+        out[t] = team_sums(team_start, t, row, weight, mu, initial)[0]
     return out
 
 

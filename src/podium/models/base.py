@@ -299,17 +299,21 @@ def most_players(match_start: NDArray[np.int64], team_start: NDArray[np.int64]) 
 
 
 @jit
-def team_strength(team_start: NDArray[np.int64], t: int, row: NDArray[np.int64], weight: NDArray[np.float64],
-                  mu: NDArray[np.float64], initial: float) -> float:
-    """Team ``t``'s strength: the partial-play weighted sum ``sum_i w_i (mu_i - initial)`` of its members.
+def team_sums(team_start: NDArray[np.int64], t: int, row: NDArray[np.int64], weight: NDArray[np.float64],
+              mu: NDArray[np.float64], initial: float) -> tuple[float, float]:
+    """Team ``t``'s strength, the partial-play weighted sum ``sum_i w_i (mu_i - initial)`` of its members, and
+    ``sum_i w_i^2`` (what its performance's variance grows with), in one pass.
 
     Measured from a new player's rating, so that a team of newcomers has strength 0 whatever its size: with
     the plain sum, a 4-player team of 1500s stands 1500 points above a 3-player one before anyone has played.
     """
     acc = 0.0
+    square = 0.0
     for p in range(team_start[t], team_start[t + 1]):
-        acc += weight[p] * (mu[row[p]] - initial)
-    return acc
+        w = weight[p]
+        acc += w * (mu[row[p]] - initial)
+        square += w * w
+    return acc, square
 
 
 @jit
@@ -341,17 +345,6 @@ def spread_pairs(gaussian: bool, s: NDArray[np.float64], square_weights: NDArray
         else:
             la[k], lb[k] = logcdf(LOGISTIC, 0.0, d), logcdf(LOGISTIC, 0.0, -d)
     return la, lb
-
-
-@jit
-def team_spread(team_start: NDArray[np.int64], t0: int, n: int, weight: NDArray[np.float64], spread: float) -> float:
-    """:func:`match_spread` of teams ``t0 .. t0 + n`` (one match)."""
-    if spread == 0.0:
-        return 1.0
-    acc = 0.0
-    for p in range(team_start[t0], team_start[t0 + n]):
-        acc += weight[p] * weight[p]
-    return match_spread(spread, acc / n)
 
 
 def _state_rows(matches: Matches, slot_index: NDArray[np.int64]) -> NDArray[np.int64]:
@@ -456,7 +449,7 @@ class LikelihoodModel(Model):
         ``packed`` (what the replay computes before the match)."""
         from ..league import team_strengths
 
-        c = team_spread(packed.team_start, 0, len(packed.team_rank), packed.weight, float(self.spread))
+        c = match_spread(float(self.spread), float(np.sum(packed.weight ** 2)) / len(packed.team_rank))
         return team_strengths(packed, mu, float(self.initial)) / (float(self.scale) * c)
 
     def _predictive(self, packed: Matches, mu: NDArray[np.float64], sigma: NDArray[np.float64]

@@ -33,7 +33,7 @@ from ..rating import Rating
 from ..ordering import DENSITIES, GAUSSIAN, density_code, log_outcome
 from .elo import GAUSSIAN as ELO_GAUSSIAN
 from .elo import GRADIENT, pair_outcome, pair_score
-from .base import Model, _History, _State, _state_rows, match_spread, most_teams, team_strength
+from .base import Model, _History, _State, _state_rows, match_spread, most_teams, team_sums
 
 __all__ = ["Thurstone"]
 
@@ -62,10 +62,8 @@ def _team_performances(team_start: NDArray[np.int64], t0: int, n: int, row: NDAr
     """Teams ``t0 .. t0 + n``: performance location ``sum w (r - initial) / scale`` and scale
     ``sqrt(1 + spread (sum w^2 - 1))`` (``sqrt(sum w^2)`` at the default ``spread = 1``)."""
     for t in range(n):
-        loc[t] = team_strength(team_start, t0 + t, row, weight, mu, initial) * inv_scale
-        v = 0.0
-        for p in range(team_start[t0 + t], team_start[t0 + t + 1]):
-            v += weight[p] * weight[p]
+        strength, v = team_sums(team_start, t0 + t, row, weight, mu, initial)
+        loc[t] = strength * inv_scale
         sc[t] = match_spread(spread, v)
 
 
