@@ -7,10 +7,11 @@ records are left out and counted), the history is split in time order: the first
 part, the last 30 % the *held-out* part.
 
 * podium's models at their defaults: ``Elo()`` (only where every match has two teams), ``PairwiseElo()``,
-  ``PlackettLuce()``, ``Thurstone()``, ``TrueSkill()``;
-* the same models *fitted*: ``podium.fit(model, matches, split=0.7)`` chooses ``k`` (the Elo family and
-  Thurstone) or ``beta``, ``tau``, ``draw_probability`` and, where the matches have times, ``drift``
-  (TrueSkill) by minimizing the pair log loss on the training part only;
+  ``PlackettLuce()``, ``Thurstone()``, ``TrueSkill()``, ``Glicko2()`` (one match per rating period);
+* the same models *fitted*: ``podium.fit(model, matches, split=0.7)`` chooses ``k`` and, on histories with
+  team games, ``spread`` (the Elo family and Thurstone), ``beta``, ``tau``, ``draw_probability`` and, where the
+  matches have times, ``drift`` (TrueSkill), or ``tau`` and, where the matches have times, the rating
+  ``period`` (Glicko2) by minimizing the pair log loss on the training part only;
 * the peers at their defaults, through small adapters with podium's ``rate`` / ``win_probabilities``
   interface: the ``trueskill`` package's ``TrueSkill()`` (win probability of two teams from its ratings,
   ``Phi((sum mu_a - sum mu_b) / sqrt(n beta^2 + sum sigma^2))``, the package's own model; quality by its
@@ -130,7 +131,7 @@ def podium_defaults(matches: podium.Matches) -> dict[str, podium.Model]:
     if int(matches.n_teams.max()) == 2:
         models["Elo"] = podium.Elo()
     models.update(PairwiseElo=podium.PairwiseElo(), PlackettLuce=podium.PlackettLuce(),
-                  Thurstone=podium.Thurstone(), TrueSkill=podium.TrueSkill())
+                  Thurstone=podium.Thurstone(), TrueSkill=podium.TrueSkill(), Glicko2=podium.Glicko2())
     return models
 
 

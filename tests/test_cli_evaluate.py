@@ -161,7 +161,7 @@ def test_evaluate_fit_reports_the_fitted_models_on_the_held_out_part(duel_file: 
     assert data["total_matches"] == 300 and data["matches"] == 90
     assert set(data["fitted"]) == {"trueskill", "elo"}
     assert set(data["fitted"]["trueskill"]) == {"beta", "tau", "draw_probability"}
-    assert set(data["fitted"]["elo"]) == {"k"}
+    assert set(data["fitted"]["elo"]) == {"k", "provisional"}
     for label, model in (("trueskill", podium.TrueSkill()), ("elo", podium.Elo())):
         result = podium.fit(model, duels)
         assert result.split == data["start"]

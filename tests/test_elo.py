@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
+import podium
 from podium import Elo, Match, MatchError, PairwiseElo, Rating
 
 NATURAL = {"scale": 1.0, "initial": 0.0}
@@ -234,3 +235,30 @@ def test_rate_does_not_mutate_and_returns_only_the_match_players() -> None:
 def test_unknown_players_start_at_initial() -> None:
     new = Elo(k=20, initial=1000.0).rate(Match([["x"], ["y"]]), {})
     assert new["x"].mu == pytest.approx(1010.0) and new["y"].mu == pytest.approx(990.0)
+
+
+@pytest.mark.parametrize("performance", ["logistic", "gaussian"])
+def test_provisional_steps_fall_with_games_played(performance: str) -> None:
+    # Player i's step is k (1 + provisional / (n_i + 1)) after n_i matches: a League's replay by hand.
+    k, boost = 0.8, 3.0
+    model = PairwiseElo(k=k, provisional=boost, performance=performance, **NATURAL)
+    plain = PairwiseElo(k=k, performance=performance, **NATURAL)
+    matches = [Match([["a"], ["b"]]), Match([["a"], ["c"]], ranks=[1, 0]), Match.ffa(["b", "c", "a"]),
+               Match([["a", "b"], ["c"]], weights=[[1.0, 0.5], [1.0]])]
+    league = podium.League(model).record_many(matches)
+    ratings: dict[str, Rating] = {}
+    games: dict[str, int] = {}
+    for match in matches:
+        before = {p: ratings.get(p, Rating(0.0)) for p in match.players}
+        step = plain.rate(match, before)  # the plain step k * w * dL/ds (no game counts)
+        for p in match.players:
+            factor = 1.0 + boost / (games.get(p, 0) + 1.0)
+            ratings[p] = Rating(before[p].mu + factor * (step[p].mu - before[p].mu))
+            games[p] = games.get(p, 0) + 1
+    for p, r in ratings.items():
+        assert league.rating(p).mu == pytest.approx(r.mu, rel=1e-13, abs=1e-15)
+
+
+def test_provisional_must_be_non_negative() -> None:
+    with pytest.raises(ValueError, match="'provisional'.*non-negative.*-0.5"):
+        PairwiseElo(provisional=-0.5)

@@ -104,7 +104,7 @@ def test_pair_log_loss_and_log_likelihood_agree_on_two_player_matches_without_dr
 @pytest.mark.parametrize("cls", [Elo, Thurstone])
 def test_fitted_k_is_a_minimum_of_the_training_loss(cls: type) -> None:
     sim = podium.simulate(300, 30_000, skill_drift=S_DRIFT, seed=0)
-    result = podium.fit(cls, sim.matches)
+    result = podium.fit(cls, sim.matches, params=["k"])  # one parameter: bounded Brent
     k = result.params["k"]
     assert math.isfinite(k) and k > 0
     at_k = train_metric(cls(k=k), sim.matches, result.split, "pair_log_loss")
@@ -218,16 +218,17 @@ def test_result_is_consistent_with_evaluate(history: Matches, metric: str, min_g
 def test_fit_keeps_an_elo_instances_other_parameters(history: Matches) -> None:
     base = Elo(initial=1000.0, scale=100.0, k=5.0)
     result = podium.fit(base, history)
+    assert set(result.params) == {"k", "provisional"}  # one-on-one games: the team spread is left out
     kept = result.model.get_params()
-    assert {**kept, "k": 5.0} == base.get_params()   # initial 1000, scale 100, performance, update
-    assert result.params["k"] != 5.0
+    assert {**kept, "k": 5.0, "provisional": 0.0} == base.get_params()   # initial 1000, scale 100, performance, update
+    assert result.params["k"] != 5.0 and result.params["provisional"] > 0
 
 
 def test_fit_falls_back_to_the_start_when_nothing_beats_it(history: Matches) -> None:
-    optimum = podium.fit(Elo, history).params["k"]
+    optimum = podium.fit(Elo, history, params=["k"]).params["k"]
     base = Elo(k=optimum)
     # one golden-section step of the bounded search lands at k/14 or so, far worse: the start is returned
-    result = podium.fit(base, history, max_evaluations=1)
+    result = podium.fit(base, history, params=["k"], max_evaluations=1)
     assert result.model is base
     assert result.params == {"k": optimum}
     assert result.train_score == train_metric(base, history, result.split, "pair_log_loss")
@@ -273,7 +274,7 @@ def test_fit_validation(kwargs: dict[str, Any], pattern: str) -> None:
 
 def test_fit_lists_the_elo_parameters() -> None:
     matches = podium.simulate(10, 20, seed=1).matches
-    with pytest.raises(ValueError, match=r"Elo cannot fit 'beta'; 'params' must be among \['k', 'spread', 'scale'\]"):
+    with pytest.raises(ValueError, match=r"Elo cannot fit 'beta'; 'params' must be among \['k', 'spread', 'provisional', 'scale'\]"):
         podium.fit(Elo, matches, params=["beta"])
 
 
@@ -621,9 +622,9 @@ def test_fit_starts_from_a_draw_probability_of_zero_without_warnings() -> None:
 
 def test_fit_tunes_the_team_spread_only_where_there_are_teams(history: Matches) -> None:
     # One-on-one games: the spread changes no prediction, so the default search leaves it out.
-    assert set(podium.fit(Elo, history).params) == {"k"}
+    assert set(podium.fit(Elo, history).params) == {"k", "provisional"}
     teams = podium.simulate(120, 1500, teams=2, team_size=(4, 3), parties=0.5, party_size=2, seed=3).matches
     result = podium.fit(podium.PlackettLuce, teams)
-    assert set(result.params) == {"k", "spread"}
+    assert set(result.params) == {"k", "spread", "provisional"}
     # the fitted point is no worse on the training part than the defaults (fit returns the start otherwise)
     assert result.train_score <= podium.fit(podium.PlackettLuce, teams, max_evaluations=0).train_score + 1e-12

@@ -197,15 +197,15 @@ def test_bad_hyperparameters_are_named(kwargs: dict[str, object], message: str) 
         Glicko2(**kwargs)  # type: ignore[arg-type]
 
 
-def test_fit_tunes_tau_and_a_period_only_with_times() -> None:
+def test_fit_tunes_tau_rd_and_a_period_only_with_times() -> None:
     m = podium.simulate(60, 1500, seed=8).matches
     untimed = podium.Matches(m.match_start, m.team_start, m.team_rank, m.player, m.weight, np.full(len(m), NAN),
                              m.players)
-    assert set(podium.fit(Glicko2, untimed, max_evaluations=6).params) == {"tau"}
+    assert set(podium.fit(Glicko2, untimed, max_evaluations=6).params) == {"tau", "rd"}
     timed = podium.Matches(m.match_start, m.team_start, m.team_rank, m.player, m.weight, np.arange(len(m)) / 10.0,
                            m.players)
     result = podium.fit(Glicko2, timed, max_evaluations=12)
-    assert set(result.params) == {"tau", "period"} and result.params["period"] > 0
+    assert set(result.params) == {"tau", "period", "rd"} and result.params["period"] > 0
 
 
 def test_extreme_ratings_stay_finite() -> None:

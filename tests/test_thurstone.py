@@ -241,3 +241,21 @@ def test_cli_rate_with_thurstone(tmp_path: Path) -> None:
     bad.write_text(json.dumps({"teams": [["a"], ["b"], ["c"]]}) + "\n")
     result = runner.invoke(app, ["rate", str(bad), "--model", "thurstone", "--set", "k=-3"])
     assert result.exit_code != 0 and "'k' parameter" in result.output
+
+
+def test_provisional_steps_fall_with_games_played() -> None:
+    # Player i's step is k(r) (1 + provisional / (n_i + 1)) after n_i matches: a League's replay by hand.
+    model, plain = Thurstone(k=30.0, provisional=2.0), Thurstone(k=30.0)
+    matches = [Match.ffa(["a", "b", "c"]), Match([["a"], ["b"]], ranks=[1, 0]), Match([["a", "c"], ["b"]])]
+    league = podium.League(model).record_many(matches)
+    ratings: dict[str, Rating] = {}
+    games: dict[str, int] = {}
+    for match in matches:
+        before = {p: ratings.get(p, model.prior) for p in match.players}
+        step = plain.rate(match, before)
+        for p in match.players:
+            factor = 1.0 + 2.0 / (games.get(p, 0) + 1.0)
+            ratings[p] = Rating(before[p].mu + factor * (step[p].mu - before[p].mu))
+            games[p] = games.get(p, 0) + 1
+    for p, r in ratings.items():
+        assert league.rating(p).mu == pytest.approx(r.mu, rel=1e-13)

@@ -18,7 +18,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .match import Match, MatchError, Matches
-from .models.base import Model, _History, _State, match_spread, most_teams, team_sums
+from .models.base import Model, _History, _State, match_spread, most_teams, provisional_factor, team_sums
 from .models.elo import GRADIENT, LOGISTIC, pair_outcome, pair_score, pairwise_gradient
 from .models.plackett_luce import plackett_luce_gradient
 from .numerics import jit
@@ -42,6 +42,7 @@ def _family_gradient(kind: int, a: int, b: int, c: int, s: NDArray[np.float64], 
 @nb.njit(cache=True, nogil=True, inline="always")
 def _duel_loop(
     pair_performance: int, pair_update: int, k: float, inv_scale: float, initial: float, spread: float,
+    provisional: float,
     team_rank: NDArray[np.int64], row: NDArray[np.int64], weight: NDArray[np.float64],
     mu: NDArray[np.float64], games: NDArray[np.int64], hist_mu: NDArray[np.float64], loglik: NDArray[np.float64],
     want_ll: bool, want_hist: bool,
@@ -69,11 +70,11 @@ def _duel_loop(
         if want_ll:
             loglik[m] = ll
         step = k * g * shrink
-        mu[ra] += step * wa
+        mu[ra] += step * wa * provisional_factor(provisional, games[ra])
         games[ra] += 1
         if want_hist:
             hist_mu[pa] = mu[ra]
-        mu[rb] += -step * wb
+        mu[rb] += -step * wb * provisional_factor(provisional, games[rb])
         games[rb] += 1
         if want_hist:
             hist_mu[pb] = mu[rb]
@@ -82,6 +83,7 @@ def _duel_loop(
 @jit
 def _replay_duels(
     pair_performance: int, pair_update: int, k: float, inv_scale: float, initial: float, spread: float,
+    provisional: float,
     team_rank: NDArray[np.int64], row: NDArray[np.int64], weight: NDArray[np.float64],
     mu: NDArray[np.float64], games: NDArray[np.int64], hist_mu: NDArray[np.float64], loglik: NDArray[np.float64],
     want_ll: bool, want_hist: bool,
@@ -89,21 +91,21 @@ def _replay_duels(
     """:func:`_duel_loop`, with the logistic model's options passed as constants: the compiler then drops
     the branches (Gaussian math, unwanted writes) from the loop, which makes it about a third faster."""
     if pair_performance != LOGISTIC:
-        _duel_loop(pair_performance, pair_update, k, inv_scale, initial, spread, team_rank, row, weight, mu, games, hist_mu, loglik,
+        _duel_loop(pair_performance, pair_update, k, inv_scale, initial, spread, provisional, team_rank, row, weight, mu, games, hist_mu, loglik,
                    want_ll, want_hist)
     elif want_ll and want_hist:
-        _duel_loop(LOGISTIC, GRADIENT, k, inv_scale, initial, spread, team_rank, row, weight, mu, games, hist_mu, loglik, True, True)
+        _duel_loop(LOGISTIC, GRADIENT, k, inv_scale, initial, spread, provisional, team_rank, row, weight, mu, games, hist_mu, loglik, True, True)
     elif want_ll:
-        _duel_loop(LOGISTIC, GRADIENT, k, inv_scale, initial, spread, team_rank, row, weight, mu, games, hist_mu, loglik, True, False)
+        _duel_loop(LOGISTIC, GRADIENT, k, inv_scale, initial, spread, provisional, team_rank, row, weight, mu, games, hist_mu, loglik, True, False)
     elif want_hist:
-        _duel_loop(LOGISTIC, GRADIENT, k, inv_scale, initial, spread, team_rank, row, weight, mu, games, hist_mu, loglik, False, True)
+        _duel_loop(LOGISTIC, GRADIENT, k, inv_scale, initial, spread, provisional, team_rank, row, weight, mu, games, hist_mu, loglik, False, True)
     else:
-        _duel_loop(LOGISTIC, GRADIENT, k, inv_scale, initial, spread, team_rank, row, weight, mu, games, hist_mu, loglik, False, False)
+        _duel_loop(LOGISTIC, GRADIENT, k, inv_scale, initial, spread, provisional, team_rank, row, weight, mu, games, hist_mu, loglik, False, False)
 
 
 @jit
 def replay_likelihood(
-    kind: int, a: int, b: int, c: int, k: float, scale: float, initial: float, spread: float,
+    kind: int, a: int, b: int, c: int, k: float, scale: float, initial: float, spread: float, provisional: float,
     match_start: NDArray[np.int64], team_start: NDArray[np.int64], team_rank: NDArray[np.int64],
     row: NDArray[np.int64], weight: NDArray[np.float64],
     mu: NDArray[np.float64], games: NDArray[np.int64], hist_mu: NDArray[np.float64], loglik: NDArray[np.float64],
@@ -113,7 +115,8 @@ def replay_likelihood(
 
     For each match: team strengths ``s_t = sum_i w_i (mu_i - initial) / (scale * c)`` with the match's spread
     ``c`` (:func:`match_spread`); the kernel gives the log-likelihood and ``dL/ds_t``; member ``i`` moves by
-    ``k * w_i * dL/ds_t / c`` (the chain rule, in the family's convention that ``k`` absorbs ``scale``).  ``row[p]`` is the state row of player
+    ``k * w_i * dL/ds_t / c`` (the chain rule, in the family's convention that ``k`` absorbs ``scale``), times
+    :func:`provisional_factor` of the matches it has played.  ``row[p]`` is the state row of player
     slot ``p``; ``hist_mu[p]`` receives that player's rating after the match (only with ``want_hist``),
     ``loglik[m]`` the match's log-likelihood under the ratings before it (only with ``want_ll``: without
     it the kernels also skip the logarithms that only the log-likelihood needs).  An array that is not
@@ -125,7 +128,7 @@ def replay_likelihood(
     # Every match has at least two teams and every team at least one player (Matches' invariants), so
     # 2 teams per match and 1 player per team on average means exactly that everywhere: one-player duels.
     if n_matches > 0 and len(team_rank) == 2 * n_matches and len(row) == len(team_rank):
-        _replay_duels(pair_performance, pair_update, k, inv_scale, initial, spread, team_rank, row, weight, mu, games,
+        _replay_duels(pair_performance, pair_update, k, inv_scale, initial, spread, provisional, team_rank, row, weight, mu, games,
                       hist_mu, loglik, want_ll, want_hist)
         return
     width = most_teams(match_start)
@@ -161,7 +164,7 @@ def replay_likelihood(
             step = k * grad[t] * shrink
             for p in range(team_start[t0 + t], team_start[t0 + t + 1]):
                 r = row[p]
-                mu[r] += step * weight[p]
+                mu[r] += step * weight[p] * provisional_factor(provisional, games[r])
                 games[r] += 1
                 if want_hist:
                     hist_mu[p] = mu[r]

@@ -32,6 +32,17 @@ __all__ = ["Model", "LikelihoodModel"]
 _SQRT2 = math.sqrt(2.0)
 
 
+def fit_start(model: Any, name: str) -> float:
+    """Where :func:`podium.fit` starts a parameter of the Elo family or Thurstone: its value, or for ``spread``
+    and ``provisional`` at 0 (valid models, but not a start on fit's log scale) a small one."""
+    value = float(getattr(model, name))
+    if name == "spread":
+        return max(value, 1e-3)
+    if name == "provisional":
+        return max(value, 0.5)
+    return value
+
+
 def has_team_games(matches: Matches) -> bool:
     """Whether some team has more than one player or a partial-play weight other than 1 (so that
     ``sum w^2 != 1`` somewhere: the matches where a team spread matters)."""
@@ -317,6 +328,20 @@ def team_sums(team_start: NDArray[np.int64], t: int, row: NDArray[np.int64], wei
 
 
 @jit
+def provisional_factor(provisional: float, games: int) -> float:
+    """How much more a player who has played ``games`` matches moves than an established one:
+    ``1 + provisional / (games + 1)`` (1 without ``provisional``).
+
+    A constant step must choose between settling newcomers quickly and not chasing noise once ratings are
+    known (chess federations give a new player a larger K for its first games for the same reason); a step
+    falling like ``1 / (games + 1)`` towards ``k`` is the shape of a Bayesian learner's gain as its
+    uncertainty shrinks.  On simulated 8 v 8 with parties, fitting it with ``k`` took the fitted ``k`` from
+    43 to 25 and the held-out calibration error from 0.031 to 0.024 (``benchmarks/teams.py``).
+    """
+    return 1.0 if provisional == 0.0 else 1.0 + provisional / (games + 1.0)
+
+
+@jit
 def match_spread(spread: float, mean_square_weight: float) -> float:
     """The factor ``c = sqrt(1 + spread * (N - 1))`` by which a team game's performance differences spread.
 
@@ -392,22 +417,23 @@ class LikelihoodModel(Model):
     _int_params: tuple[int, int, int]
     # Predictions depend on k / scale and spread only (ratings are in units of scale, measured from initial):
     # fit tunes k and spread; scale may be asked for, but it trades off exactly against k.
-    _fit_space = {"k": "positive", "spread": "positive", "scale": "positive"}
-    _fit_default = ("k", "spread")
+    _fit_space = {"k": "positive", "spread": "positive", "provisional": "positive", "scale": "positive"}
+    _fit_default = ("k", "spread", "provisional")
 
     def _fit_start(self, name: str) -> float:
-        # A spread of 0 is a valid model but not a start on fit's log scale.
-        return max(float(getattr(self, name)), 1e-3) if name == "spread" else float(getattr(self, name))
+        return fit_start(self, name)
 
-    def __init__(self, *, k: float, initial: float, scale: float, spread: float) -> None:
+    def __init__(self, *, k: float, initial: float, scale: float, spread: float, provisional: float) -> None:
         self.k = k
         self.initial = initial
         self.scale = scale
         self.spread = spread
+        self.provisional = provisional
         self._positive("k", k)
         self._finite("initial", initial)
         self._positive("scale", scale)
         self._non_negative("spread", spread)
+        self._non_negative("provisional", provisional)
         self._prior = Rating(float(initial), 0.0)
 
     @property
@@ -428,6 +454,7 @@ class LikelihoodModel(Model):
         a, b, c = self._int_params
         replay_likelihood(
             self._kind, a, b, c, float(self.k), float(self.scale), float(self.initial), float(self.spread),
+            float(self.provisional),
             matches.match_start, matches.team_start, matches.team_rank, _state_rows(matches, slot_index),
             matches.weight, state.mu, state.games, history.mu if history is not None else nothing,
             loglik if loglik is not None else nothing, loglik is not None, history is not None,

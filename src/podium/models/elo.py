@@ -175,12 +175,13 @@ class _PairwiseBase(LikelihoodModel):
     def __init__(
         self, *, k: float = 32.0, initial: float = 1500.0, scale: float = 400.0 / math.log(10.0),
         performance: str = "logistic", update: str = "gradient", combine: str = "sum", spread: float = 1.0,
+        provisional: float = 0.0,
     ) -> None:
         self.performance = performance
         self.update = update
         if type(self) is not Elo:  # Elo has two teams, for which "sum" and "mean" agree
             self.combine = combine
-        super().__init__(k=k, initial=initial, scale=scale, spread=spread)
+        super().__init__(k=k, initial=initial, scale=scale, spread=spread, provisional=provisional)
         self._int_params = (
             self._choice("performance", performance, ("logistic", "gaussian")),
             self._choice("update", update, ("gradient", "classic")),
@@ -218,6 +219,10 @@ class Elo(_PairwiseBase):
         ``sqrt(1 + spread (N - 1))``, ``N`` the mean over both teams of ``sum w^2`` (the number of players of
         a full-weight team).  1: a team performs the sum of its members' performances; 0: any team game is
         as noisy as a duel (the note's plain Elo).  No effect on one-on-one games.
+    provisional : float, default 0
+        A player's step is ``k (1 + provisional / (n + 1))`` after ``n`` matches in a :class:`podium.League`
+        (:func:`podium.models.base.provisional_factor`): newcomers settle faster.  The single-match methods see
+        every player as new (a :class:`podium.Rating` carries no game count).
 
     Examples
     --------
@@ -229,9 +234,10 @@ class Elo(_PairwiseBase):
 
     def __init__(
         self, *, k: float = 32.0, initial: float = 1500.0, scale: float = 400.0 / math.log(10.0),
-        performance: str = "logistic", update: str = "gradient", spread: float = 1.0,
+        performance: str = "logistic", update: str = "gradient", spread: float = 1.0, provisional: float = 0.0,
     ) -> None:
-        super().__init__(k=k, initial=initial, scale=scale, performance=performance, update=update, spread=spread)
+        super().__init__(k=k, initial=initial, scale=scale, performance=performance, update=update, spread=spread,
+                         provisional=provisional)
 
     _max_teams = 2
 
@@ -250,7 +256,7 @@ class PairwiseElo(_PairwiseBase):
 
     Parameters
     ----------
-    k, initial, scale, performance, update, spread
+    k, initial, scale, performance, update, spread, provisional
         As for :class:`Elo` (``N`` is the mean over all the match's teams).
     combine : {"sum", "mean"}
     """
@@ -258,6 +264,7 @@ class PairwiseElo(_PairwiseBase):
     def __init__(
         self, *, k: float = 32.0, initial: float = 1500.0, scale: float = 400.0 / math.log(10.0),
         performance: str = "logistic", update: str = "gradient", combine: str = "sum", spread: float = 1.0,
+        provisional: float = 0.0,
     ) -> None:
         super().__init__(k=k, initial=initial, scale=scale, performance=performance, update=update, combine=combine,
-                         spread=spread)
+                         spread=spread, provisional=provisional)

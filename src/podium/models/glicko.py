@@ -418,7 +418,9 @@ class Glicko2(Model):
     """
 
     _fit_space = {"tau": "positive", "period": "positive", "rd": "positive", "volatility": "positive"}
-    _fit_default = ("tau", "period")
+    # rd shapes every newcomer's first games: on atp_doubles fitting it with tau and period took the held-out
+    # pair log loss from 0.6477 to 0.6364 and the calibration error from 0.032 to 0.011.
+    _fit_default = ("tau", "period", "rd")
 
     def __init__(self, *, rating: float = 1500.0, rd: float = 350.0, volatility: float = 0.06, tau: float = 0.5,
                  period: float | None = None, epsilon: float = 1e-6) -> None:

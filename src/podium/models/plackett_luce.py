@@ -425,6 +425,8 @@ class PlackettLuce(LikelihoodModel):
         Strengths ``sum w (r - initial) / scale`` are divided by ``sqrt(1 + spread (N - 1))``, ``N`` the mean
         over the match's teams of ``sum w^2``: a team performs the sum of its members' performances (see
         :class:`podium.Elo`).  No effect on free-for-alls of single players.
+    provisional : float, default 0
+        Newcomers' larger steps, ``k (1 + provisional / (n + 1))`` after ``n`` matches (see :class:`podium.Elo`).
     order : {"victory", "elimination"}, default "victory"
         The default is the victory order: a race is read from the front, as its results are usually reported,
         and non-finishers then cost nothing to censor.  The note's own version is ``"elimination"``; the two
@@ -435,10 +437,10 @@ class PlackettLuce(LikelihoodModel):
 
     def __init__(
         self, *, k: float = 32.0, initial: float = 1500.0, scale: float = 400.0 / math.log(10.0),
-        order: str = "victory", spread: float = 1.0,
+        order: str = "victory", spread: float = 1.0, provisional: float = 0.0,
     ) -> None:
         self.order = order
-        super().__init__(k=k, initial=initial, scale=scale, spread=spread)
+        super().__init__(k=k, initial=initial, scale=scale, spread=spread, provisional=provisional)
         self._int_params = (self._choice("order", order, ("victory", "elimination")), 0, 0)
 
     def _win_spec(self) -> tuple[str, str]:

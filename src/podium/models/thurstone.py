@@ -33,7 +33,8 @@ from ..rating import Rating
 from ..ordering import DENSITIES, GAUSSIAN, density_code, log_outcome
 from .elo import GAUSSIAN as ELO_GAUSSIAN
 from .elo import GRADIENT, pair_outcome, pair_score
-from .base import Model, _History, _State, _state_rows, match_spread, most_teams, team_sums
+from .base import (Model, _History, _State, _state_rows, fit_start, match_spread, most_teams, provisional_factor,
+                   team_sums)
 
 __all__ = ["Thurstone"]
 
@@ -70,7 +71,7 @@ def _team_performances(team_start: NDArray[np.int64], t0: int, n: int, row: NDAr
 @jit
 def replay_thurstone(
     kind: int, shape: float, kx: NDArray[np.float64], ky: NDArray[np.float64], scale: float, initial: float,
-    spread: float, floor: float, precision: float, match_start: NDArray[np.int64], team_start: NDArray[np.int64],
+    spread: float, provisional: float, floor: float, precision: float, match_start: NDArray[np.int64], team_start: NDArray[np.int64],
     team_rank: NDArray[np.int64], row: NDArray[np.int64], weight: NDArray[np.float64],
     mu: NDArray[np.float64], games: NDArray[np.int64], hist_mu: NDArray[np.float64],
     loglik: NDArray[np.float64],
@@ -106,7 +107,8 @@ def replay_thurstone(
         for t in range(n):
             for p in range(team_start[t0 + t], team_start[t0 + t + 1]):
                 r = row[p]
-                mu[r] = max(mu[r] + _k_at(mu[r], kx, ky) * weight[p] * gl[t], floor)
+                mu[r] = max(mu[r] + _k_at(mu[r], kx, ky) * weight[p] * gl[t] * provisional_factor(provisional, games[r]),
+                            floor)
                 games[r] += 1
                 hist_mu[p] = mu[r]
 
@@ -134,6 +136,9 @@ class Thurstone(Model):
         A team's performance variance is ``1 + spread (sum w^2 - 1)``: 1 is the sum of its members'
         performances, 0 a team as noisy as one player.  Ratings are measured from ``initial``, so teams of
         newcomers are even whatever their sizes.
+    provisional : float, default 0
+        Newcomers' larger steps, ``k (1 + provisional / (n + 1))`` after ``n`` matches in a
+        :class:`podium.League` (see :class:`podium.Elo`).
 
     Notes
     -----
@@ -141,23 +146,24 @@ class Thurstone(Model):
     players this is the Gaussian Elo with the gradient update.
     """
 
-    _fit_space = {"k": "positive", "spread": "positive", "scale": "positive"}
-    _fit_default = ("k", "spread")
+    _fit_space = {"k": "positive", "spread": "positive", "provisional": "positive", "scale": "positive"}
+    _fit_default = ("k", "spread", "provisional")
 
     def _fit_start(self, name: str) -> float:
         if name == "k" and not isinstance(self.k, (int, float)):
             raise ValueError(f"podium.fit chooses one constant 'k' for Thurstone; this model has knots {self.k!r}.")
-        return max(float(self.spread), 1e-3) if name == "spread" else float(getattr(self, name))
+        return fit_start(self, name)
 
     def __init__(
         self, *, k: float | Sequence[tuple[float, float]] = 32.0, initial: float = 1500.0,
         scale: float = 400.0 / math.log(10.0), density: str = "gaussian", shape: float = 0.0,
-        floor: float | None = None, precision: float = 1.0, spread: float = 1.0,
+        floor: float | None = None, precision: float = 1.0, spread: float = 1.0, provisional: float = 0.0,
     ) -> None:
         self.k = k
         self.initial = initial
         self.scale = scale
         self.spread = spread
+        self.provisional = provisional
         self.density = density
         self.shape = shape
         self.floor = floor
@@ -166,6 +172,7 @@ class Thurstone(Model):
         self._finite("initial", initial)
         self._positive("scale", scale)
         self._non_negative("spread", spread)
+        self._non_negative("provisional", provisional)
         self._choice("density", density, DENSITIES)
         self._finite("shape", shape)
         if floor is not None:
@@ -210,7 +217,7 @@ class Thurstone(Model):
         floor = -np.inf if self.floor is None else float(self.floor)
         replay_thurstone(
             self._density_kind, float(self.shape), self._kx, self._ky, float(self.scale), float(self.initial),
-            float(self.spread), floor, float(self.precision),
+            float(self.spread), float(self.provisional), floor, float(self.precision),
             matches.match_start, matches.team_start, matches.team_rank, rows, matches.weight,
             state.mu, state.games, hist, ll,
         )
