@@ -83,3 +83,25 @@ def test_the_verdict_row_agrees_with_the_table(document: str) -> None:
         assert float(parts[2]) == pytest.approx(ours, abs=1e-4)
         beats = ours < float(cells["trueskill pkg"]) and ours < float(cells["openskill PL"])
         assert parts[5] == ("yes" if beats else "no")
+
+
+def test_the_team_games_table_is_each_models_held_out_report(monkeypatch: pytest.MonkeyPatch) -> None:
+    """benchmarks/teams.py's table (the "Team games" section of docs/evaluation.md) on a small history: every
+    model's row holds its held-out default and fitted figures, and the last column is the fitted loss minus
+    fitted TrueSkill's."""
+    _module()  # puts benchmarks/ on the path
+    import teams
+
+    models = {name: teams.MODELS[name] for name in ("PlackettLuce", "TrueSkill", "Glicko2")}  # three: seconds
+    monkeypatch.setattr(teams, "MODELS", models)
+    m = podium.simulate(30, 300, teams=2, team_size=(3, 2), parties=0.5, party_size=2, seed=3).matches
+    rows = teams.measure(m)
+    lines = teams.markdown("small", rows)
+    assert [line.split("|")[1].strip() for line in lines[4:]] == list(models)
+    cut = int(0.7 * len(m))
+    given = podium.evaluate(m, {"x": podium.PlackettLuce()}, start=cut)["x"]
+    cells = [c.strip() for c in lines[4].strip("|").split("|")]
+    assert float(cells[1]) == pytest.approx(given["pair_log_loss"], abs=5e-5)
+    assert float(cells[2]) == pytest.approx(given["calibration_error"], abs=5e-5)
+    reference = rows["TrueSkill"][1]["pair_log_loss"]
+    assert float(cells[5]) == pytest.approx(rows["PlackettLuce"][1]["pair_log_loss"] - reference, abs=5e-5)

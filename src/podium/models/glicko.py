@@ -31,7 +31,7 @@ from numpy.typing import NDArray
 from ..match import Matches
 from ..numerics import jit
 from ..rating import Rating
-from .base import Model, _History, _State, _state_rows, most_teams
+from .base import Model, _History, _State, _state_rows, most_players, most_teams
 from .elo import pair_score
 
 __all__ = ["Glicko2", "SCALE", "glicko_g", "expected_score", "new_volatility", "period_update"]
@@ -291,9 +291,7 @@ def replay_glicko2(
     gs = np.empty(width)
     tv = np.empty(width)
     td = np.empty(width)
-    players = 1
-    for m in range(len(match_start) - 1):
-        players = max(players, team_start[match_start[m + 1]] - team_start[match_start[m]])
+    players = most_players(match_start, team_start)
     smu = np.empty(players)
     sphi = np.empty(players)
     work = np.empty((_WORK, players))
