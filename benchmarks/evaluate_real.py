@@ -197,7 +197,7 @@ def _cell(value: float, best: bool, digits: int = 4) -> str:
 
 def _columns(results: Sequence[dict[str, Any]]) -> list[str]:
     present = {name for r in results for name in r["report"].models}
-    base = ["Elo", "PairwiseElo", "PlackettLuce", "Thurstone", "TrueSkill"]
+    base = ["Elo", "PairwiseElo", "PlackettLuce", "Thurstone", "TrueSkill", "Glicko2"]
     order = base + [f"{n} fitted" for n in base] + ["trueskill pkg", "openskill PL"]
     return [n for n in order if n in present]
 
