@@ -35,7 +35,8 @@ def test_glickmans_worked_example_as_one_rating_period() -> None:
     # the note prints 1464.06 from its rounded mu' = -0.2069; full precision gives 1464.0507 (test_glicko_math)
     assert round(me.mu, 2) == 1464.05
     assert round(me.sigma, 2) == 151.52
-    assert math.floor(league.states(["me"])["me"].extra[0] * 1e5) / 1e5 == 0.05999  # the note truncates 0.0599960
+    vol = league.states(["me"])["me"].extra[0]
+    assert math.floor(vol * 1e5) / 1e5 == 0.05999 and vol == pytest.approx(0.0599960, abs=1e-7)  # the note truncates
     # the opponents moved too, each from its own start, against "me" at 1500 / 200 (not at the updated values)
     phi = 200.0 / SCALE
     g, e = glicko_g(phi), expected_score((1400.0 - 1500.0) / SCALE, 0.0, phi)
@@ -105,7 +106,7 @@ def brute_force(matches: list[Match], tau: float = 0.5, combine: str = "mean") -
                 delta /= len(match.teams) - 1
             for p, w in zip(team, ws):
                 mu, phi, vol = before[p]
-                state[p] = period_update(mu, phi, vol, w * v_inv, w * delta, tau, 1e-6) if v_inv > 0 else before[p]
+                state[p] = period_update(mu, phi, vol, w * v_inv, w * delta, tau, 1e-6)  # v_inv = 0: sat out
     return state
 
 
@@ -135,7 +136,11 @@ def test_teams_free_for_alls_and_non_finishers_against_brute_force(seed: int, co
 
 def test_two_non_finishers_play_no_game_and_a_finisher_beats_a_non_finisher() -> None:
     model = Glicko2()
-    assert model.rate(Match([["a"], ["b"]], ranks=[None, None]), {}) == {"a": model.prior, "b": model.prior}
+    # no game: a period sat out, RD^2 + (sigma * 173.7178)^2 (step 6's rule for a player who did not compete)
+    grown = Rating(1500.0, math.hypot(350.0, 0.06 * SCALE))
+    new = model.rate(Match([["a"], ["b"]], ranks=[None, None]), {})
+    assert new["a"].mu == new["b"].mu == 1500.0
+    assert new["a"].sigma == pytest.approx(grown.sigma, rel=1e-14) and new["b"].sigma == new["a"].sigma
     new = model.rate(Match([["a"], ["b"]], ranks=[0, None]), {})
     assert new == model.rate(Match([["a"], ["b"]], ranks=[0, 1]), {})
 
@@ -184,7 +189,7 @@ def test_saved_states_continue_a_period_exactly() -> None:
 
 def test_states_of_the_wrong_width_are_refused() -> None:
     league = League(Glicko2())
-    with pytest.raises(ValueError, match=r"'states\['x'\].extra' must hold 7 numbers for Glicko2.*\(1.0, 2.0\)"):
+    with pytest.raises(ValueError, match=r"'states\['x'\].extra' must hold 8 numbers for Glicko2.*\(1.0, 2.0\)"):
         league.set_states({"x": PlayerState(1500.0, 100.0, 0, NAN, (1.0, 2.0))})
     league.set_states({"x": PlayerState(1500.0, 100.0, 3, NAN)})  # no extra: a new player's volatility
     assert league.states(["x"])["x"].extra[0] == 0.06
@@ -236,3 +241,63 @@ def test_a_free_for_all_counts_as_one_game_by_default() -> None:
     assert mean.rate(duel, {}) == total.rate(duel, {})
     with pytest.raises(ValueError, match="'combine' parameter of Glicko2 must be one of"):
         Glicko2(combine="max")
+
+
+def test_a_period_without_a_decided_game_is_one_sat_out() -> None:
+    """Two non-finishers play no game: a period of only such matches grows the deviation as an absent player's."""
+    present, absent = League(Glicko2(period=1.0)), League(Glicko2(period=1.0))
+    for league in (present, absent):
+        league.record(Match([["x"], ["y"]], time=0.5))
+    present.record(Match([["x"], ["z"]], ranks=[None, None], time=1.5))  # period 1: nothing decided for x
+    for league in (present, absent):
+        league.record(Match([["x"], ["w"]], time=2.5))  # period 2
+    assert present.rating("x").mu == pytest.approx(absent.rating("x").mu, rel=1e-13)
+    assert present.rating("x").sigma == pytest.approx(absent.rating("x").sigma, rel=1e-13)
+
+
+def test_an_untimed_match_keeps_the_count_of_periods_sat_out() -> None:
+    """An untimed match is a period of its own; the periods sat out are still counted from the last timed one."""
+    league = League(Glicko2(period=1.0))
+    league.record(Match([["x"], ["y"]], time=0.5))
+    league.record(Match([["x"], ["z"]]))  # untimed
+    after_untimed = league.states(["x"])["x"]
+    league.record(Match([["x"], ["w"]], time=50.5))  # periods 1 .. 49 sat out
+    phi0 = math.sqrt((after_untimed.sigma / SCALE) ** 2 + 49 * after_untimed.extra[0] ** 2)
+    assert league.states(["x"])["x"].extra[3] == pytest.approx(phi0, rel=1e-14)
+
+
+def test_an_upset_beyond_the_exponents_range_still_moves_the_ratings() -> None:
+    # E (1 - E) underflows to 0 at a gap of 140,000 points; the game is decided and must count.
+    model = Glicko2()
+    ratings = {"a": Rating(141_500.0, 50.0), "b": Rating(1500.0, 50.0)}
+    new = model.rate(Match([["a"], ["b"]], ranks=[1, 0]), ratings)
+    assert new["a"].mu < 141_500.0 - 1.0 and new["b"].mu > 1501.0
+    assert all(math.isfinite(r.mu) and math.isfinite(r.sigma) for r in new.values())
+
+
+def test_periods_of_huge_times_stay_apart() -> None:
+    # floor(time / period) beyond 2**63: a float, not an int64 that saturates and merges the periods
+    league = League(Glicko2(period=1e-3))
+    league.record(Match([["x"], ["y"]], time=1e17))
+    league.record(Match([["x"], ["z"]], time=1e17 + 1e6))
+    assert league.states(["x"])["x"].extra[1] == math.floor((1e17 + 1e6) / 1e-3)
+
+
+def test_lockstep_volatilities_are_each_players_own_to_the_bit() -> None:
+    from podium.models.glicko import _DELTA2, _OUT, _PHI2, _SIGMA2, _V, _WORK, new_volatilities, new_volatility
+
+    rng = np.random.default_rng(6)
+    n = 64
+    work = np.empty((_WORK, n))
+    phi, sigma = rng.uniform(0.05, 3.0, n), rng.uniform(0.01, 0.3, n)
+    v, delta = rng.uniform(0.2, 50.0, n), rng.normal(0.0, 3.0, n)
+    work[_PHI2], work[_SIGMA2], work[_V], work[_DELTA2] = phi ** 2, sigma ** 2, v, delta ** 2
+    new_volatilities(n, 0.5, 1e-6, work)
+    alone = [new_volatility(phi[i], sigma[i], v[i], delta[i], 0.5, 1e-6) for i in range(n)]
+    assert work[_OUT].tolist() == alone
+
+
+@pytest.mark.parametrize("name", ["rd", "volatility"])
+def test_deviations_whose_square_overflows_are_refused(name: str) -> None:
+    with pytest.raises(ValueError, match=f"'{name}' parameter of Glicko2 must be at most 1e\\+100"):
+        Glicko2(**{name: 1e160})

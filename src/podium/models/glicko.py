@@ -204,8 +204,11 @@ def period_update(mu: float, phi: float, sigma: float, v_inv: float, delta_sum: 
 
 # -- the model: rating periods, teams and free-for-alls -------------------------------------------------------
 # Columns of a player's row of _State.extra: the volatility shown; the open rating period (NaN: none, so the next
-# match opens one); the period's start (mu0, phi0 on the Glicko-2 scale, sigma0) and its sums v_inv, delta_sum.
-VOL, OPEN, MU0, PHI0, VOL0, V_INV, DELTA = range(7)
+# match opens one); the period's start (mu0, phi0 on the Glicko-2 scale, sigma0) and its sums v_inv, delta_sum; the
+# player's last timed period (NaN: none), from which the periods sat out are counted across untimed matches.
+VOL, OPEN, MU0, PHI0, VOL0, V_INV, DELTA, LAST = range(8)
+_LARGEST = 1e100  # rd and volatility: their squares, and sums of them, stay finite
+_DECIDED = 1e-300  # the least a decided game adds to v_inv: an upset whose E (1 - E) underflows still counts
 
 
 @jit
@@ -277,13 +280,16 @@ def replay_glicko2(
     """Replay a history under :class:`Glicko2`, in place (``mu``, ``sigma``: rating and RD in rating points, as shown).
 
     A match in a new rating period for a player first closes the player's open one: what is shown becomes the
-    period's start, and each whole period without games between adds ``sigma^2`` to ``phi^2`` (step 6 for a
-    player who did not compete).  Then every pair of teams is one game between composites (:func:`_composites`,
-    from the period's start values), whose terms each member adds, times its partial-play weight, to its period
-    sums; the rating shown is :func:`period_update` of the start and the sums so far -- the end of the period if
-    it ended now.  ``period <= 0``, or a match without time, is a period of its own for each of its players.
+    period's start, and each whole period since the player's last timed one adds ``sigma^2`` to ``phi^2`` (step 6
+    for a player who did not compete).  Then every pair of teams is one game between composites
+    (:func:`_composites`, from the period's start values), whose terms each member adds, times its partial-play
+    weight, to its period sums; the rating shown is :func:`period_update` of the start and the sums so far -- the
+    end of the period if it ended now, with the growth of a period sat out while no game of it is decided (two
+    non-finishers play none).  ``period <= 0``, or a match without time, is a period of its own for each of its
+    players (it closes an open period and leaves the count of periods sat out to the timed ones).
     ``loglik[m]`` is :func:`_pair_log_likelihood` of the ratings shown before the match (what a prediction then
-    uses); empty ``hist_mu`` or ``loglik`` are not written.
+    uses: as TrueSkill's, without the dynamics the update adds, here the growth of the periods sat out); empty
+    ``hist_mu`` or ``loglik`` are not written.
     """
     keep = len(hist_mu) > 0
     want_ll = len(loglik) > 0
@@ -304,7 +310,7 @@ def replay_glicko2(
         p1 = team_start[t0 + n]
         rank = team_rank[t0:t0 + n]
         now = time[m]
-        here = math.floor(now / period) if period > 0.0 and now == now else math.nan
+        here = np.floor(now / period) if period > 0.0 and now == now else math.nan  # a float: no int64 saturation
         if want_ll:
             for p in range(p0, p1):
                 smu[p - p0] = (mu[row[p]] - 1500.0) / SCALE
@@ -314,8 +320,10 @@ def replay_glicko2(
         for p in range(p0, p1):
             r = row[p]
             if not extra[r, OPEN] == here:  # a new period for this player (always, when either is NaN)
-                last = extra[r, OPEN]
+                last = extra[r, LAST]
                 idle = here - last - 1.0 if here == here and last == last else 0.0
+                if here == here:
+                    extra[r, LAST] = here
                 vol = extra[r, VOL]
                 phi = sigma[r] / SCALE
                 extra[r, MU0] = (mu[r] - 1500.0) / SCALE
@@ -338,7 +346,7 @@ def replay_glicko2(
                     continue
                 g = gs[b]
                 ea, eb = _sigmoids(g * (cm[a] - cm[b]))  # E and 1 - E, each to its last bits
-                tv[a] += g * g * ea * eb
+                tv[a] += max(g * g * ea * eb, _DECIDED)
                 td[a] += g * (score * eb - (1.0 - score) * ea)  # g (S - E), exact for S = 0, 1/2, 1
             if combine == MEAN and n > 2:
                 tv[a] /= n - 1
@@ -367,6 +375,8 @@ def replay_glicko2(
                 solving += 1
                 v_inv, _, _ = _period_sums(extra[r, V_INV], extra[r, DELTA])
                 new_mu, new_phi = _period_end(new_mu, new_phi, new_vol, v_inv, extra[r, DELTA])
+            else:  # no decided game in the period so far: it is one the player sat out (period_update's rule)
+                new_phi = math.sqrt(new_phi * new_phi + new_vol * new_vol)
             mu[r] = 1500.0 + SCALE * new_mu
             sigma[r] = SCALE * new_phi
             extra[r, VOL] = new_vol
@@ -395,7 +405,8 @@ class Glicko2(Model):
         The length of a rating period in units of :attr:`podium.Match.time`: the matches with
         ``floor(time / period)`` equal form one period, rated from the ratings at its start, and every whole
         period a player sits out adds ``sigma^2`` to ``phi^2``.  Without it (or for matches without time) each
-        match is a period of its own for its players, with no growth between.
+        match is a period of its own for its players, with no growth between.  A period in which a player has
+        no decided game (only non-finishers against non-finishers) is one the player sat out.
     combine : {"mean", "sum"}, default "mean"
         In a match of ``n > 2`` teams, each team's ``n - 1`` pair games count ``1 / (n - 1)`` each (one game in
         all, as ``PairwiseElo(combine="mean")``), or fully.  They share one performance, so summed they overstate
@@ -411,11 +422,15 @@ class Glicko2(Model):
     ``sum w^2 phi^2 / (sum w)^2``; a finisher beats a non-finisher, equal places draw, two non-finishers play no
     game.  Every member adds the game's terms, times its partial-play weight, to its own period sums.  What a
     league shows during a period is the update as if the period ended now; what it rates from is the period's
-    start.  ``win_probabilities`` and ``log_likelihood`` use Glicko's expected score of two rated players,
-    ``E = 1 / (1 + exp(-g(sqrt(phi_a^2 + phi_b^2)) (mu_a - mu_b)))``, exact for two teams; more teams share one
-    ``g`` (of the mean composite variance) in a Plackett-Luce model of those scores.  The single-match
-    methods take every player's volatility to be ``volatility`` (a :class:`podium.Rating` carries none); a
-    :class:`podium.League` keeps each player's.
+    start.  Predictions use the ratings as shown (as TrueSkill's, without the dynamics of the next update: a
+    returning player's deviation grows when the match is rated, not before).  Two teams: Glicko's expected
+    score of two rated players, ``E = 1 / (1 + exp(-g(sqrt(phi_a^2 + phi_b^2)) (mu_a - mu_b)))``, for
+    ``win_probabilities`` and ``log_likelihood`` alike.  More teams: ``log_likelihood`` is the pairwise composite
+    one, the mean over each team's pairs of ``S log E + (1 - S) log(1 - E)`` (the sum with ``combine="sum"``;
+    not the probability of the whole order, as ``PairwiseElo``'s), and ``win_probabilities`` /
+    ``rank_probabilities`` a Plackett-Luce model of the composites with one ``g``, of twice the mean composite
+    variance.  The single-match methods take every player's volatility to be ``volatility`` (a
+    :class:`podium.Rating` carries none); a :class:`podium.League` keeps each player's.
 
     Examples
     --------
@@ -442,6 +457,10 @@ class Glicko2(Model):
         self._finite("rating", rating)
         self._positive("rd", rd)
         self._positive("volatility", volatility)
+        for name in ("rd", "volatility"):
+            if getattr(self, name) > _LARGEST:
+                raise ValueError(f"The {name!r} parameter of Glicko2 must be at most {_LARGEST:g} (its square must "
+                                 f"stay a finite float). Got {getattr(self, name)!r} instead.")
         self._positive("tau", tau)
         if period is not None:
             self._positive("period", period)
@@ -455,7 +474,7 @@ class Glicko2(Model):
 
     @property
     def _extra_prior(self) -> NDArray[np.float64]:
-        return np.array([float(self.volatility), math.nan, 0.0, 0.0, 0.0, 0.0, 0.0])
+        return np.array([float(self.volatility), math.nan, 0.0, 0.0, 0.0, 0.0, 0.0, math.nan])
 
     def _fit_informed(self, name: str, matches: Matches) -> bool:
         # A period needs times to group matches by.
