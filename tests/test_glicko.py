@@ -230,7 +230,7 @@ def test_extreme_ratings_stay_finite() -> None:
 def test_a_free_for_all_counts_as_one_game_by_default() -> None:
     """combine="mean": the n - 1 pair games of a race, which share one performance, count one game in all; the
     log-likelihood is the mean over the team's pairs.  Summed (combine="sum"), Formula 1's 20-car races drive
-    the volatility past 8 within 135 races at the default tau and the ratings to 1e49 (measured on
+    the volatility past 8 within 135 races at the default tau and the held-out pair log loss to 5e49 (measured on
     ../shared/data/f1_races)."""
     race = Match.ffa(["a", "b", "c", "d"])
     mean, total = Glicko2(), Glicko2(combine="sum")

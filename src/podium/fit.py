@@ -111,13 +111,15 @@ def fit(
         The hyperparameters to fit.  TrueSkill: any of ``beta``, ``tau``, ``sigma``, ``draw_probability``,
         ``drift`` (default ``beta``, ``tau``, ``draw_probability``; ``sigma`` is left fixed because scaling
         ``sigma``, ``beta``, ``tau`` and ``drift`` together changes no prediction).  The Elo family and
-        Thurstone: ``k``, ``spread``, ``scale`` (default ``k`` and, when the history has team games,
-        ``spread``; ``scale`` trades off exactly against ``k``).  TrueSkillThroughTime: any of ``beta``, ``gamma``, ``sigma``, ``draw_probability``
-        (default ``beta``, ``gamma``).
+        Thurstone: ``k``, ``spread``, ``provisional``, ``scale`` (default ``k``, ``provisional`` and, when the
+        history has team games, ``spread``; ``scale`` trades off exactly against ``k``).  Glicko2: ``tau``,
+        ``period``, ``rd``, ``volatility`` (default ``tau``, ``rd`` and, when the matches have times, ``period``,
+        started at the median time between a player's matches).  TrueSkillThroughTime: any of ``beta``,
+        ``gamma``, ``sigma``, ``draw_probability`` (default ``beta``, ``gamma``).
     metric : {"pair_log_loss", "pair_error", "log_likelihood", "log_evidence"}
         What to optimize (the log-likelihood and the evidence are maximized); default ``pair_log_loss`` for
-        the filters and ``log_evidence``, the only one it has, for TrueSkillThroughTime.  ``pair_error`` is a step function of the
-        parameters, which Nelder-Mead handles only roughly; it is better as a report than a target.  The
+        the filters and ``log_evidence``, the only one it has, for TrueSkillThroughTime.  ``pair_error`` is a step
+        function of the parameters, which Nelder-Mead handles only roughly; it is better as a report than a target.  The
         pair metrics ignore drawn pairs, so under them TrueSkill's ``draw_probability`` becomes the margin
         that best predicts decided pairs, not the rate of draws; ``log_likelihood`` fits the rate of draws.
     split : float in (0, 1)

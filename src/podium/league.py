@@ -91,16 +91,20 @@ def _replay_duels(
     """:func:`_duel_loop`, with the logistic model's options passed as constants: the compiler then drops
     the branches (Gaussian math, unwanted writes) from the loop, which makes it about a third faster."""
     if pair_performance != LOGISTIC:
-        _duel_loop(pair_performance, pair_update, k, inv_scale, initial, spread, provisional, team_rank, row, weight, mu, games, hist_mu, loglik,
-                   want_ll, want_hist)
+        _duel_loop(pair_performance, pair_update, k, inv_scale, initial, spread, provisional, team_rank, row, weight,
+                   mu, games, hist_mu, loglik, want_ll, want_hist)
     elif want_ll and want_hist:
-        _duel_loop(LOGISTIC, GRADIENT, k, inv_scale, initial, spread, provisional, team_rank, row, weight, mu, games, hist_mu, loglik, True, True)
+        _duel_loop(LOGISTIC, GRADIENT, k, inv_scale, initial, spread, provisional, team_rank, row, weight, mu, games,
+                   hist_mu, loglik, True, True)
     elif want_ll:
-        _duel_loop(LOGISTIC, GRADIENT, k, inv_scale, initial, spread, provisional, team_rank, row, weight, mu, games, hist_mu, loglik, True, False)
+        _duel_loop(LOGISTIC, GRADIENT, k, inv_scale, initial, spread, provisional, team_rank, row, weight, mu, games,
+                   hist_mu, loglik, True, False)
     elif want_hist:
-        _duel_loop(LOGISTIC, GRADIENT, k, inv_scale, initial, spread, provisional, team_rank, row, weight, mu, games, hist_mu, loglik, False, True)
+        _duel_loop(LOGISTIC, GRADIENT, k, inv_scale, initial, spread, provisional, team_rank, row, weight, mu, games,
+                   hist_mu, loglik, False, True)
     else:
-        _duel_loop(LOGISTIC, GRADIENT, k, inv_scale, initial, spread, provisional, team_rank, row, weight, mu, games, hist_mu, loglik, False, False)
+        _duel_loop(LOGISTIC, GRADIENT, k, inv_scale, initial, spread, provisional, team_rank, row, weight, mu, games,
+                   hist_mu, loglik, False, False)
 
 
 @jit
@@ -128,8 +132,8 @@ def replay_likelihood(
     # Every match has at least two teams and every team at least one player (Matches' invariants), so
     # 2 teams per match and 1 player per team on average means exactly that everywhere: one-player duels.
     if n_matches > 0 and len(team_rank) == 2 * n_matches and len(row) == len(team_rank):
-        _replay_duels(pair_performance, pair_update, k, inv_scale, initial, spread, provisional, team_rank, row, weight, mu, games,
-                      hist_mu, loglik, want_ll, want_hist)
+        _replay_duels(pair_performance, pair_update, k, inv_scale, initial, spread, provisional, team_rank, row,
+                      weight, mu, games, hist_mu, loglik, want_ll, want_hist)
         return
     width = most_teams(match_start)
     s = np.empty(width)

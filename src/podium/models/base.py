@@ -23,13 +23,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..match import Match, MatchError, Matches
-from ..densities import LOGISTIC, logcdf
-from ..numerics import jit, log_ndtr
+from ..numerics import jit
 from ..rating import Rating
 
 __all__ = ["Model", "LikelihoodModel"]
-
-_SQRT2 = math.sqrt(2.0)
 
 
 def fit_start(model: Any, name: str) -> float:
@@ -335,8 +332,9 @@ def provisional_factor(provisional: float, games: int) -> float:
     A constant step must choose between settling newcomers quickly and not chasing noise once ratings are
     known (chess federations give a new player a larger K for its first games for the same reason); a step
     falling like ``1 / (games + 1)`` towards ``k`` is the shape of a Bayesian learner's gain as its
-    uncertainty shrinks.  On simulated 8 v 8 with parties, fitting it with ``k`` took the fitted ``k`` from
-    43 to 25 and the held-out calibration error from 0.031 to 0.024 (``benchmarks/teams.py``).
+    uncertainty shrinks.  On simulated 8 v 8 with parties, fitting ``k`` and ``spread`` alone gave ``k = 43`` and a
+    held-out calibration error of 0.031; fitting ``provisional`` with them, ``k = 12``, ``provisional = 7.4`` and 0.024
+    (``podium.fit`` at its default budget; ``benchmarks/teams.py``).
     """
     return 1.0 if provisional == 0.0 else 1.0 + provisional / (games + 1.0)
 
@@ -354,22 +352,6 @@ def match_spread(spread: float, mean_square_weight: float) -> float:
     if spread == 1.0:  # the sum of performances, without the rounding of 1 + (N - 1)
         return math.sqrt(mean_square_weight)
     return math.sqrt(max(1.0 + spread * (mean_square_weight - 1.0), 1e-12))
-
-
-@jit
-def spread_pairs(gaussian: bool, s: NDArray[np.float64], square_weights: NDArray[np.float64], spread: float,
-                 a: NDArray[np.int64], b: NDArray[np.int64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Log-probabilities of each pair of teams ``a[k], b[k]`` as a two-team game of the Elo family: the strength
-    difference over the pair's :func:`match_spread`, through the logistic or ``Phi(d / sqrt 2)``."""
-    la = np.empty(len(a))
-    lb = np.empty(len(a))
-    for k in range(len(a)):
-        d = (s[a[k]] - s[b[k]]) / match_spread(spread, 0.5 * (square_weights[a[k]] + square_weights[b[k]]))
-        if gaussian:
-            la[k], lb[k] = log_ndtr(d / _SQRT2), log_ndtr(-d / _SQRT2)
-        else:
-            la[k], lb[k] = logcdf(LOGISTIC, 0.0, d), logcdf(LOGISTIC, 0.0, -d)
-    return la, lb
 
 
 def _state_rows(matches: Matches, slot_index: NDArray[np.int64]) -> NDArray[np.int64]:
@@ -415,8 +397,8 @@ class LikelihoodModel(Model):
 
     _kind: ClassVar[int] = -1
     _int_params: tuple[int, int, int]
-    # Predictions depend on k / scale and spread only (ratings are in units of scale, measured from initial):
-    # fit tunes k and spread; scale may be asked for, but it trades off exactly against k.
+    # Predictions depend on k / scale, spread and provisional only (ratings are in units of scale, measured from
+    # initial): fit tunes those three; scale may be asked for, but it trades off exactly against k.
     _fit_space = {"k": "positive", "spread": "positive", "provisional": "positive", "scale": "positive"}
     _fit_default = ("k", "spread", "provisional")
 
@@ -466,10 +448,13 @@ class LikelihoodModel(Model):
                           a: NDArray[np.int64], b: NDArray[np.int64]
                           ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         from ..league import team_strengths
+        from .elo import GAUSSIAN, LOGISTIC, spread_pairs  # the kernels import this module
 
         s = team_strengths(packed, mu, float(self.initial)) / float(self.scale)
+        # each team's sum w^2 (a history without teams has nothing to sum)
         square_weights = np.add.reduceat(packed.weight ** 2, packed.team_start[:-1]) if len(packed.weight) else s
-        return spread_pairs(self._win_spec()[0] == "gaussian", s, square_weights, float(self.spread), a, b)
+        performance = GAUSSIAN if self._win_spec()[0] == "gaussian" else LOGISTIC
+        return spread_pairs(performance, s, square_weights, float(self.spread), a, b)
 
     def _strengths(self, packed: Matches, mu: NDArray[np.float64]) -> NDArray[np.float64]:
         """The teams' strengths in natural units, ``sum_i w_i (mu_i - initial) / (scale * c)``, of a one-match

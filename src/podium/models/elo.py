@@ -34,7 +34,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..numerics import inv_mills, jit, log_ndtr, ndtr
-from .base import LikelihoodModel
+from .base import LikelihoodModel, match_spread
 
 __all__ = ["Elo", "PairwiseElo"]
 
@@ -165,6 +165,20 @@ def pairwise_gradient(
             grad[a] *= inv
         total *= inv
     return total
+
+
+@jit
+def spread_pairs(performance: int, s: NDArray[np.float64], square_weights: NDArray[np.float64], spread: float,
+                 a: NDArray[np.int64], b: NDArray[np.int64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """``log P(a[k] ahead of b[k])`` and the reverse for each pair of teams, each as the replay's own two-team game
+    (:func:`pair_outcome` of the strength difference over the pair's :func:`podium.models.base.match_spread`)."""
+    la = np.empty(len(a))
+    lb = np.empty(len(a))
+    for k in range(len(a)):
+        d = (s[a[k]] - s[b[k]]) / match_spread(spread, 0.5 * (square_weights[a[k]] + square_weights[b[k]]))
+        la[k] = pair_outcome(d, 1.0, performance, GRADIENT, True)[0]
+        lb[k] = pair_outcome(d, 0.0, performance, GRADIENT, True)[0]
+    return la, lb
 
 
 class _PairwiseBase(LikelihoodModel):

@@ -28,6 +28,7 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
+from ..densities import LOGISTIC, logcdf
 from ..match import Matches
 from ..numerics import jit
 from ..rating import Rating
@@ -232,40 +233,40 @@ def _composites(team_start: NDArray[np.int64], t0: int, n: int, weight: NDArray[
 
 
 @jit
-def _log_sigmoid(z: float) -> float:
-    """``log(1 / (1 + exp(-z)))`` without overflow."""
-    return -math.log1p(math.exp(-z)) if z >= 0.0 else z - math.log1p(math.exp(z))
+def _pair_logs(cm_a: float, cv_a: float, cm_b: float, cv_b: float) -> tuple[float, float]:
+    """``(log E, log(1 - E))`` of composite ``a`` against composite ``b``: Glicko's expected score of two rated
+    players, ``E = 1 / (1 + exp(-g(sqrt(phi_a^2 + phi_b^2)) (mu_a - mu_b)))`` (Glickman 1999, eq. 16's form)."""
+    z = glicko_g(math.sqrt(cv_a + cv_b)) * (cm_a - cm_b)
+    return logcdf(LOGISTIC, 0.0, z), logcdf(LOGISTIC, 0.0, -z)
 
 
 @jit
 def _pair_log_likelihood(cm: NDArray[np.float64], cv: NDArray[np.float64], rank: NDArray[np.int64], n: int,
                          combine: int) -> float:
-    """The sum over decided pairs of teams of ``S log E + (1 - S) log(1 - E)``, ``E`` Glicko's expected score of two
-    rated players, ``1 / (1 + exp(-g(sqrt(phi_a^2 + phi_b^2)) (mu_a - mu_b)))`` (Glickman 1999, eq. 16's form);
-    divided by ``n - 1`` with ``combine = MEAN`` (the games each team played)."""
+    """The sum over decided pairs of teams of ``S log E + (1 - S) log(1 - E)`` (:func:`_pair_logs`), divided by
+    ``n - 1`` with ``combine = MEAN`` (the games each team played)."""
     total = 0.0
     for a in range(n):
         for b in range(a + 1, n):
             score = pair_score(rank[a], rank[b])
             if score < 0.0:
                 continue
-            z = glicko_g(math.sqrt(cv[a] + cv[b])) * (cm[a] - cm[b])
+            ahead, behind = _pair_logs(cm[a], cv[a], cm[b], cv[b])
             if score > 0.0:
-                total += score * _log_sigmoid(z)
+                total += score * ahead
             if score < 1.0:
-                total += (1.0 - score) * _log_sigmoid(-z)
+                total += (1.0 - score) * behind
     return total / (n - 1) if combine == MEAN and n > 2 else total
 
 
 @jit
 def _pairs(cm: NDArray[np.float64], cv: NDArray[np.float64], a: NDArray[np.int64], b: NDArray[np.int64]
            ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """``log E`` and ``log(1 - E)`` of each pair of composites ``a[k], b[k]`` (:func:`_pair_log_likelihood`'s ``E``)."""
+    """:func:`_pair_logs` of each pair of composites ``a[k], b[k]``."""
     la = np.empty(len(a))
     lb = np.empty(len(a))
     for k in range(len(a)):
-        z = glicko_g(math.sqrt(cv[a[k]] + cv[b[k]])) * (cm[a[k]] - cm[b[k]])
-        la[k], lb[k] = _log_sigmoid(z), _log_sigmoid(-z)
+        la[k], lb[k] = _pair_logs(cm[a[k]], cv[a[k]], cm[b[k]], cv[b[k]])
     return la, lb
 
 
@@ -411,7 +412,8 @@ class Glicko2(Model):
         In a match of ``n > 2`` teams, each team's ``n - 1`` pair games count ``1 / (n - 1)`` each (one game in
         all, as ``PairwiseElo(combine="mean")``), or fully.  They share one performance, so summed they overstate
         the evidence: in Formula 1's 20-car races the volatility ran past 8 within 135 races at ``tau = 0.5``
-        and the ratings to 1e49; averaged, every shared free-for-all history stays calibrated at the defaults.
+        and the held-out pair log loss to 5e49; averaged, the defaults stay stable on every shared free-for-all
+        history (calibration error 0.019 on Formula 1, 0.009 on NASCAR, 0.004 on racetime; docs/evaluation.md).
     epsilon : float, default 1e-6
         The tolerance of the volatility's Illinois iteration (Glickman's).
 

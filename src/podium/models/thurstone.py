@@ -71,7 +71,8 @@ def _team_performances(team_start: NDArray[np.int64], t0: int, n: int, row: NDAr
 @jit
 def replay_thurstone(
     kind: int, shape: float, kx: NDArray[np.float64], ky: NDArray[np.float64], scale: float, initial: float,
-    spread: float, provisional: float, floor: float, precision: float, match_start: NDArray[np.int64], team_start: NDArray[np.int64],
+    spread: float, provisional: float, floor: float, precision: float, match_start: NDArray[np.int64],
+    team_start: NDArray[np.int64],
     team_rank: NDArray[np.int64], row: NDArray[np.int64], weight: NDArray[np.float64],
     mu: NDArray[np.float64], games: NDArray[np.int64], hist_mu: NDArray[np.float64],
     loglik: NDArray[np.float64],
@@ -107,8 +108,8 @@ def replay_thurstone(
         for t in range(n):
             for p in range(team_start[t0 + t], team_start[t0 + t + 1]):
                 r = row[p]
-                mu[r] = max(mu[r] + _k_at(mu[r], kx, ky) * weight[p] * gl[t] * provisional_factor(provisional, games[r]),
-                            floor)
+                step = _k_at(mu[r], kx, ky) * weight[p] * gl[t] * provisional_factor(provisional, games[r])
+                mu[r] = max(mu[r] + step, floor)
                 games[r] += 1
                 hist_mu[p] = mu[r]
 

@@ -570,7 +570,8 @@ def replay_trueskill(
             _apply_messages(team_start, t0, n, row, weight, var, p0, tm, tv, pi, tau_msg, new_mu, new_var, 1.0)
         else:
             unconverged += rate_teams(team_start, t0, n, row, weight, mu, var, p0, rank, beta2, center, margin,
-                                      tolerance, max_iterations, tm, tv, size, pi, tau_msg, order, starts, iw, fw, new_mu, new_var)
+                                      tolerance, max_iterations, tm, tv, size, pi, tau_msg, order, starts, iw, fw,
+                                      new_mu, new_var)
         for p in range(p0, p1):
             r = row[p]
             mu[r] += new_mu[p - p0]
