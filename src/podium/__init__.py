@@ -5,6 +5,8 @@ match histories, and the tools around them.  ``import podium`` compiles nothing:
 kernel on first use and caches it on disk.
 """
 
+from .audit import Audit, Flag, audit
+from .components import Components, ThinLink, components
 from .evaluate import Report, evaluate
 from .fit import FitResult, fit
 from .io import read_matches, write_matches
@@ -13,12 +15,14 @@ from .match import Match, MatchError, Matches
 from .models import (ConvergenceWarning, Elo, Glicko2, Model, PairwiseElo, PlackettLuce, Smoothed, SmoothTrajectory, Thurstone,
                      TrueSkill, TrueSkillThroughTime)
 from .rating import Rating
-from .simulate import Simulation, simulate
+from .simulate import AbuseSimulation, Simulation, simulate, simulate_abuse
 
 __all__ = [
+    "AbuseSimulation", "Audit", "Flag", "audit", "simulate_abuse",
     "ConvergenceWarning", "Elo", "FitResult", "Glicko2", "League", "LeaderboardRow", "Match", "MatchError", "Matches", "Model", "PairwiseElo", "PlayerState",
     "PlackettLuce", "Rating", "Report", "Simulation", "Smoothed", "SmoothTrajectory", "Thurstone", "Trajectory", "TrueSkill",
     "TrueSkillThroughTime", "evaluate", "fit", "read_matches", "simulate", "write_matches",
+    "Components", "ThinLink", "components",
 ]
 
 __version__ = "0.1.0"

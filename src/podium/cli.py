@@ -16,7 +16,6 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
-from scipy.stats import spearmanr
 
 from .io import read_matches, write_matches
 from .league import League
@@ -68,8 +67,11 @@ def _leaderboard_table(league: League, top: int, k: float, title: str, truth: di
     if truth is not None:
         table.add_column("true skill rank", justify="right")
         true_rank = {p: i + 1 for i, p in enumerate(sorted(truth, key=truth.__getitem__, reverse=True))}
-    for row in league.leaderboard(k=k, top=top):
-        cells = [str(row.rank), row.player, f"{row.mu:.1f}"]
+    rows = league.leaderboard(k=k, top=top)
+    if not all(row.connected for row in rows):
+        table.caption = "† never connected to the largest group of players (podium check): not comparable with it"
+    for row in rows:
+        cells = [str(row.rank), escape(row.player) + ("" if row.connected else " †"), f"{row.mu:.1f}"]
         if league.model.prior.sigma > 0:
             cells += [f"{row.sigma:.2f}", f"{row.score:.2f}"]
         cells.append(str(row.games))
@@ -166,6 +168,8 @@ def simulate_command(
 
 
 def _season(title: str, sim_matches: Matches, truth: dict[str, float], models: dict[str, Model], show: str) -> None:
+    from scipy.stats import spearmanr  # imported here: scipy.stats would cost every `podium serve` ~50 MB
+
     table = Table(title=title)
     for column, justify in (("model", "left"), ("rank correlation with true skill", "right"),
                             ("mean log-likelihood", "right"), ("matches / s", "right")):
@@ -232,6 +236,7 @@ def evaluate_command(
                                                      "then everything is scored on the rest.")] = False,
     split: Annotated[float, typer.Option(help="Training fraction for --fit.")] = 0.7,
     min_games: Annotated[int, typer.Option("--min-games", help="Score only matches whose players all had this many earlier matches.")] = 0,
+    connected_only: Annotated[bool, typer.Option("--connected-only", help="Score only pairs whose players were all connected before the match (podium check).")] = False,
     challenge: Annotated[float, typer.Option(help="Fraction of tightest matches for the challenged comparison.")] = 0.2,
     json_: Annotated[bool, typer.Option("--json", help="Print the report as JSON instead of tables.")] = False,
     plot: Annotated[Path | None, typer.Option("--plot", help="Write a figure (comparison, calibration, trajectories) to this file.")] = None,
@@ -262,7 +267,8 @@ def evaluate_command(
                 fitted[label] = result.params
                 start = result.split
         with console.status("evaluating"):
-            report = evaluate(matches, models, min_games=min_games, challenge=challenge, start=start)
+            report = evaluate(matches, models, min_games=min_games, challenge=challenge, start=start,
+                              connected_only=connected_only)
     except (MatchError, ValueError) as error:
         console.print(f"[red]error:[/red] {error}")
         raise typer.Exit(1) from None
@@ -273,6 +279,9 @@ def evaluate_command(
     else:
         where = (f"held-out part: matches {start + 1:,}-{len(matches):,} of {len(matches):,} (fitted on the first "
                  f"{start:,})" if start else f"all {len(matches):,} matches")
+        if connected_only:
+            where += (f"; connected only: {report.dropped_pairs:,} pairs and {report.dropped_matches:,} matches "
+                      "left out")
         console.print(report.table(title=f"{file.name}: {where}"))
         if len(models) > 1:
             console.print(report.challenged_table())
@@ -342,6 +351,98 @@ def fit_command(
     console.print(f"{result.evaluations} replays of the training part, {result.seconds:.1f} s")
 
 
+def _examples(names: list[str], players: np.ndarray, games: np.ndarray, k: int = 3) -> str:
+    """The ``k`` players with the most games (ties to the first seen), as escaped rich text."""
+    order = np.lexsort((players, -games[players]))[:k]
+    return ", ".join(escape(names[i]) for i in players[order].tolist())
+
+
+def _match_list(matches: Matches, which: np.ndarray, k: int = 8) -> str:
+    """Matches by id where they have one, else by index (0-based, as in the library), at most ``k``."""
+    shown = [matches.ids[j] or f"#{j}" for j in which[:k].tolist()]
+    return ", ".join(escape(m) for m in shown) + (f", … ({len(which) - k} more)" if len(which) > k else "")
+
+
+@app.command("check")
+def check_command(
+    file: Annotated[Path, typer.Argument(help="Match history: .jsonl[.gz] or .csv[.gz].", exists=True, dir_okay=False)],
+    thin: Annotated[int, typer.Option("--thin", help="Report large groups connected through fewer than THIN "
+                                                          "matches (groups: the finest partition in which any two "
+                                                          "share fewer than THIN matches).")] = 5,
+    min_size: Annotated[int, typer.Option("--min-size", help="Players a group needs for its thin links "
+                                                                   "to be reported.")] = 10,
+    provisional: Annotated[int, typer.Option("--provisional", help="Players with fewer games than this are "
+                                                                         "provisional.")] = 10,
+    skip_invalid: Annotated[bool, typer.Option("--skip-invalid", help="Leave out malformed records (with a warning).")] = False,
+) -> None:
+    """Check what a history's ratings can compare: its components, the thin links inside them, provisional players.
+
+    Ratings are comparable only within a connected component (players who met, directly or through others);
+    two large groups joined by a few matches are compared through those few alone.
+    """
+    from .components import components
+
+    for option, value in (("--thin", thin), ("--min-size", min_size), ("--provisional", provisional)):
+        if value < 1:
+            raise typer.BadParameter(f"must be an int >= 1, got {value}", param_hint=option)
+    matches = _load(file, skip_invalid)
+    start = time.perf_counter()
+    found = components(matches, thin=thin, min_size=min_size)
+    elapsed = time.perf_counter() - start
+    names = matches.players
+    games = np.bincount(matches.player, minlength=len(names))
+    n = found.n_players
+    slot0 = matches.team_start[matches.match_start[:-1]]
+    per_component = np.bincount(found.labels[matches.player[slot0]], minlength=found.n_components) \
+        if len(matches) else np.zeros(0, np.int64)
+    shown = 10
+    table = Table(title=f"{file.name}: {n:,} players in {found.n_components:,} component"
+                        f"{'' if found.n_components == 1 else 's'}"
+                        + (f"; the largest holds {int(found.sizes[0]):,} ({found.share:.1%})" if n else ""))
+    for column in ("component", "players", "share", "matches", "most games"):
+        table.add_column(column, justify="left" if column == "most games" else "right")
+    members = np.argsort(found.labels, kind="stable")
+    bounds = np.searchsorted(found.labels[members], np.arange(found.n_components + 1))
+    for c in range(min(found.n_components, shown)):
+        table.add_row(str(c), f"{int(found.sizes[c]):,}", f"{found.sizes[c] / n:.1%}", f"{int(per_component[c]):,}",
+                      _examples(names, members[bounds[c]:bounds[c + 1]], games))
+    if found.n_components > shown:
+        rest = found.sizes[shown:]
+        table.add_row(f"{found.n_components - shown:,} more", f"{int(rest.sum()):,}", f"{rest.sum() / n:.1%}",
+                      f"{int(per_component[shown:].sum()):,}", f"{int(rest.max()):,} players or fewer each")
+    console.print(table)
+
+    assert found.group_sizes is not None  # podium.components always finds the groups
+    large = int(np.count_nonzero(found.group_sizes >= min_size))
+    if found.thin_links:
+        links = Table(title=f"thin links: groups of {min_size}+ players connected through fewer than {thin} matches")
+        for column in ("component", "groups", "most games", "matches", "direct", "separating matches (id or #index)"):
+            links.add_column(column, justify="right" if column in ("component", "matches", "direct") else "left")
+        for link in found.thin_links:
+            links.add_row(str(link.component),
+                          "\n".join(f"{g} ({size:,} players)" for g, size in zip(link.groups, link.sizes)),
+                          "\n".join(", ".join(map(escape, names_)) for names_ in link.examples),
+                          str(link.count), str(link.direct), _match_list(matches, link.matches))
+        console.print(links)
+    else:
+        console.print(f"No thin links: {large:,} group{'' if large == 1 else 's'} of {min_size}+ players"
+                      + (", and every two of them in one component are connected through at least "
+                         f"{thin} matches." if large > 1 else "."))
+
+    few = np.flatnonzero((games < provisional) & (found.labels >= 0))
+    counts = Table(title=f"provisional players (fewer than {provisional} games): {len(few):,} of {n:,}"
+                         + (f" ({len(few) / n:.1%})" if n else ""))
+    for column in ("games", "players", "first seen"):
+        counts.add_column(column, justify="left" if column == "first seen" else "right")
+    for g in range(1, provisional):
+        who = few[games[few] == g]
+        if len(who):
+            counts.add_row(str(g), f"{len(who):,}", ", ".join(escape(names[i]) for i in who[:3].tolist())
+                           + (", …" if len(who) > 3 else ""))
+    console.print(counts)
+    console.print(f"{len(matches):,} matches; components, groups and links found in {elapsed * 1000:.1f} ms")
+
+
 def _parse_at(text: str, is_date: bool) -> float:
     """``--at``: a number on the history's time axis, or (when its times are dates) an ISO-8601 date."""
     try:
@@ -357,6 +458,40 @@ def _parse_at(text: str, is_date: bool) -> float:
     if not math.isfinite(value):
         raise typer.BadParameter(f"must be a finite time; got {text!r}", param_hint="--at")
     return value
+
+
+@app.command("audit")
+def audit_command(
+    file: Annotated[Path, typer.Argument(help="Match history: .jsonl[.gz] or .csv[.gz].", exists=True, dir_okay=False)],
+    model: Annotated[str | None, typer.Option("--model", "-m", help="NAME or NAME:param=value,... (default: TrueSkill fitted to the history).")] = None,
+    alpha: Annotated[float, typer.Option(help="Family-wise error rate: the chance of any flag in an honest history.")] = 0.01,
+    min_meetings: Annotated[int, typer.Option("--min-meetings", help="Decided meetings a pair needs to be tested.")] = 8,
+    new_games: Annotated[int, typer.Option("--new-games", help="Most games of an account counted as a throwaway.")] = 10,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the flags as JSON instead of a table.")] = False,
+    skip_invalid: Annotated[bool, typer.Option("--skip-invalid", help="Leave out malformed records (with a warning).")] = False,
+) -> None:
+    """Flag win trading, throwaway farming and sandbagging: results too improbable under the model's predictions."""
+    from .audit import audit
+
+    matches = _load(file, skip_invalid, at_least=2)
+    base = parse_model_spec(model)[1] if model else None
+    try:
+        with console.status(f"auditing {len(matches):,} matches" + ("" if model else " (fitting TrueSkill first)")):
+            result = audit(matches, base, alpha=alpha, min_meetings=min_meetings, new_games=new_games)
+    except (MatchError, ValueError) as error:
+        console.print(f"[red]error:[/red] {error}")
+        raise typer.Exit(1) from None
+    if json_out:
+        console.print_json(json.dumps({
+            "model": result.model, "alpha": result.alpha, "tests": result.tests,
+            "flags": [{"kind": f.kind, "players": list(f.players), "p_value": f.p_value, "adjusted": f.adjusted,
+                       "matches": [m if m is not None else j for m, j in zip(f.match_ids, f.matches)],
+                       "evidence": f.evidence, "details": f.details} for f in result.flags]}))
+        return
+    if result.flags:
+        console.print(result.table())
+    tested = ", ".join(f"{n:,} {kind}" for kind, n in result.tests.items())
+    console.print(f"{len(result.flags)} flag(s) at alpha = {alpha:g}; tested {tested}; model {escape(result.model)}")
 
 
 @app.command("smooth")
@@ -499,8 +634,25 @@ def serve(
     port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
     workers: Annotated[int, typer.Option(help="Server processes sharing the database.")] = 1,
     max_body: Annotated[int, typer.Option("--max-body", help="Largest request body, in bytes.")] = 256 * 1024,
+    # (the defaults are Settings'; each limit can also come from its PODIUM_* environment variable)
+    token_rate: Annotated[float, typer.Option("--token-rate", envvar="PODIUM_TOKEN_RATE", help=(
+        "Requests per second, sustained, per token (bearer or session); 0 = no limit."))] = 20.0,
+    token_burst: Annotated[int, typer.Option("--token-burst", envvar="PODIUM_TOKEN_BURST", help=(
+        "Requests a token may make at once."))] = 200,
+    address_rate: Annotated[float, typer.Option("--address-rate", envvar="PODIUM_ADDRESS_RATE", help=(
+        "Requests per second, sustained, per client address without a token; 0 = no limit."))] = 10.0,
+    address_burst: Annotated[int, typer.Option("--address-burst", envvar="PODIUM_ADDRESS_BURST", help=(
+        "Such requests at once from one address."))] = 100,
+    trust_forwarded_host: Annotated[bool, typer.Option("--trust-forwarded-host", envvar="PODIUM_TRUST_FORWARDED_HOST",
+        help="Check form posts against X-Forwarded-Host (only behind a proxy that sets it).")] = False,
+    replay_chunk: Annotated[int, typer.Option("--replay-chunk", envvar="PODIUM_REPLAY_CHUNK", help=(
+        "Matches per chunk when a void or correction replays the log."))] = 2_000,
 ) -> None:
-    """Run the league server (JSON API under /api/v1, pages at /)."""
+    """Run the league server (JSON API under /api/v1, pages at /).
+
+    Each server process keeps its own rate-limit buckets: with --workers N a client can get up to N times
+    the limits.
+    """
     import os
 
     import uvicorn
@@ -508,14 +660,24 @@ def serve(
     from .server import Settings, create_app
     from .server.settings import SWITCH_INTERVAL
 
+    try:
+        settings = Settings(db=db or "podium.db", max_body_bytes=max_body, token_rate=token_rate,
+                            token_burst=token_burst, address_rate=address_rate, address_burst=address_burst,
+                            trust_forwarded_host=trust_forwarded_host, replay_chunk=replay_chunk)
+    except ValueError as error:
+        raise typer.BadParameter(str(error)) from None
     engine = _engine(db)  # migrate once, before any worker starts
     engine.dispose()
-    settings = Settings(db=db or "podium.db", max_body_bytes=max_body)
     sys.setswitchinterval(SWITCH_INTERVAL)
     notes.print(f"podium league server on http://{host}:{port}/ ({settings.url.split('://')[0]}, {workers} worker(s))")
     if workers > 1:
         os.environ["PODIUM_DB"] = settings.db
         os.environ["PODIUM_MAX_BODY"] = str(max_body)
+        for variable, value in (("PODIUM_TOKEN_RATE", token_rate), ("PODIUM_TOKEN_BURST", token_burst),
+                                ("PODIUM_ADDRESS_RATE", address_rate), ("PODIUM_ADDRESS_BURST", address_burst),
+                                ("PODIUM_TRUST_FORWARDED_HOST", int(trust_forwarded_host)),
+                                ("PODIUM_REPLAY_CHUNK", replay_chunk)):
+            os.environ[variable] = repr(value)
         uvicorn.run("podium.server.app:app_from_env", factory=True, host=host, port=port, workers=workers,
                     log_level="warning")
     else:
@@ -655,6 +817,85 @@ def league_rebuild(
     console.print(table)
     console.print("(nothing written: --check)" if check else "The stored ratings were replaced by the replay.")
     raise typer.Exit(1)
+
+
+def _backup_progress() -> Any:
+    """A rich progress bar for league export and import, with the callback podium.server.backup calls."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                   console=notes, transient=True)
+    tasks: dict[str, Any] = {}
+    names = {"write": "writing matches", "read": "reading (bytes)", "rate": "rating the log"}
+
+    def update(stage: str, done: int, total: int) -> None:
+        if stage not in tasks:
+            tasks[stage] = bar.add_task(names.get(stage, stage), total=total)
+        bar.update(tasks[stage], completed=done, total=total)
+
+    return bar, update
+
+
+@league_app.command("export")
+def league_export(
+    name: Annotated[str, typer.Argument(help="The league.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="The file to write: .jsonl, or .jsonl.gz to compress.",
+                                      dir_okay=False)],
+    db: Annotated[str | None, typer.Option("--db", help=DB_HELP)] = None,
+) -> None:
+    """Write a league (settings, every match with its status, in log order) to a JSONL file.
+
+    `podium rate FILE` rates exactly the league's approved log; `podium league import FILE` re-creates the
+    league.  Tokens are not exported.
+    """
+    from .server.backup import export_league
+    from .server.store import StoreError
+
+    if not out.parent.is_dir():
+        console.print(f"[red]error:[/red] --out: the folder {str(out.parent)!r} does not exist.")
+        raise typer.Exit(1)
+    engine = _engine(db)
+    start = time.perf_counter()
+    bar, update = _backup_progress()
+    try:
+        with bar:
+            counts = export_league(engine, name, out, progress=update)
+    except StoreError as error:
+        console.print(f"[red]error:[/red] {error.message}")
+        raise typer.Exit(1) from None
+    except OSError as error:
+        console.print(f"[red]error:[/red] could not write {out}: {error}")
+        raise typer.Exit(1) from None
+    finally:
+        engine.dispose()
+    shown = ", ".join(f"{n:,} {status}" for status, n in counts.items() if n)
+    console.print(f"league {name!r} exported to {out}: {shown or 'no matches'} ({time.perf_counter() - start:.2f} s)")
+
+
+@league_app.command("import")
+def league_import(
+    file: Annotated[Path, typer.Argument(help="A league export (.jsonl or .jsonl.gz).", exists=True, dir_okay=False)],
+    db: Annotated[str | None, typer.Option("--db", help=DB_HELP)] = None,
+    name: Annotated[str | None, typer.Option("--name", help="The league's name here (default: the exported one).")] = None,
+) -> None:
+    """Create a league from an export: its matches with their statuses, its ratings replayed (one transaction)."""
+    from .server.backup import BackupError, import_league
+
+    engine = _engine(db)
+    start = time.perf_counter()
+    bar, update = _backup_progress()
+    try:
+        with bar:
+            imported, counts = import_league(engine, file, name=name, progress=update)
+    except BackupError as error:
+        console.print(f"[red]error:[/red] {error}")
+        console.print("(nothing was imported)")
+        raise typer.Exit(1) from None
+    finally:
+        engine.dispose()
+    shown = ", ".join(f"{n:,} {status}" for status, n in counts.items() if n)
+    console.print(f"league {imported!r} imported from {file}: {shown or 'no matches'}; ratings replayed "
+                  f"({time.perf_counter() - start:.2f} s)")
 
 
 def main() -> None:  # pragma: no cover

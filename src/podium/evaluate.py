@@ -48,6 +48,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 from numpy.typing import NDArray
 
+from .components import connected_before
 from .match import Match, Matches
 from .models.base import Model, _History, _State
 from .models.through_time import TrueSkillThroughTime
@@ -142,9 +143,14 @@ def _pair_log_probs(kind: int, shape: float, loc: NDArray[np.float64], scale: ND
 
 
 class _Structure:
-    """What every model's evaluation shares: the pairs, each slot's previous slot, the scored matches."""
+    """What every model's evaluation shares: the pairs, each slot's previous slot, the scored matches.
 
-    def __init__(self, matches: Matches, start: int, min_games: int) -> None:
+    ``scored`` matches count in the log-likelihood, ``counted`` pairs in the pair metrics; with
+    ``connected_only`` a pair counts only when every player of both teams was in one component before the
+    match, and a match only when all of its players were (:func:`podium.components.connected_before`).
+    """
+
+    def __init__(self, matches: Matches, start: int, min_games: int, connected_only: bool = False) -> None:
         self.matches = matches
         self.start = start
         n_players = len(matches.players)
@@ -153,12 +159,21 @@ class _Structure:
         n = len(matches)
         slots = matches.team_start[matches.match_start]
         fewest = np.minimum.reduceat(games, slots[:-1]) if n else np.zeros(0, np.int64)
-        self.scored = (np.arange(n) >= start) & (fewest >= min_games)
+        chosen = (np.arange(n) >= start) & (fewest >= min_games)
         self.pair_match = np.repeat(np.arange(n), np.diff(self.pair_start))
-        self.counted = (self.outcome != 0) & self.scored[self.pair_match]
+        candidates = (self.outcome != 0) & chosen[self.pair_match]
+        if connected_only:
+            pair_ok, match_ok = connected_before(matches.match_start, matches.team_start, matches.player, n_players)
+        else:
+            pair_ok, match_ok = np.ones(len(self.a), dtype=bool), np.ones(n, dtype=bool)
+        self.scored = chosen & match_ok
+        self.counted = candidates & pair_ok
+        self.dropped_pairs = int(np.count_nonzero(candidates & ~pair_ok))  # decided pairs left out as unconnected
+        self.dropped_matches = int(np.count_nonzero(chosen & ~match_ok))
         decided = np.zeros(n, dtype=bool)
         decided[self.pair_match[self.counted]] = True
-        self.eligible = decided  # scored matches with at least one counted pair
+        self.eligible = decided  # matches with at least one counted pair
+        self.predicted = self.scored | decided  # what a match-by-match rater must predict
         self.slot_view = Matches(  # the same history with one player per slot, to read per-slot ratings
             matches.match_start, matches.team_start, matches.team_rank, np.arange(len(matches.player)),
             matches.weight, matches.time, matches.players, validate=False, has_weights=matches.has_weights)
@@ -197,16 +212,29 @@ def _ratings_before(model: Model, s: _Structure, want_ll: bool
     return mu, sigma, loglik
 
 
+def pair_log_probabilities(model: Model, slot_view: Matches, mu: NDArray[np.float64], sigma: NDArray[np.float64],
+                           a: NDArray[np.int64], b: NDArray[np.int64]
+                           ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """``(log P(team a[k] ahead of b[k]), log P(b[k] ahead of a[k]))`` for each pair, each as a two-team match of
+    its own, from each slot's rating ``mu[p], sigma[p]`` (``slot_view``: one player per slot, see :class:`_Structure`).
+
+    The model's own pair probability where it has one (a spread or deviation shared by the pair), else that of
+    the teams' independent predictive performances (:func:`podium.ordering.log_win_pair`).  Evaluation's pair
+    metrics and :func:`podium.audit`'s tests both read their probabilities here.
+    """
+    pairs = model._pair_predictions(slot_view, mu, sigma, a, b)
+    if pairs is None:
+        loc, scale, density, shape = model._predictive(slot_view, mu, sigma)
+        # Two teams alone: Plackett-Luce's elimination order agrees with its victory order.
+        kind = density_code(density.removesuffix("-elimination"), shape)
+        pairs = _pair_log_probs(kind, float(shape), loc, scale, a, b)
+    return pairs
+
+
 def _predict_podium(model: Model, s: _Structure, want_ll: bool, want_tight: bool) -> _Predictions:
     began = time.perf_counter()
     mu, sigma, loglik = _ratings_before(model, s, want_ll)
-    pairs = model._pair_predictions(s.slot_view, mu, sigma, s.a, s.b)
-    if pairs is None:
-        loc, scale, density, shape = model._predictive(s.slot_view, mu, sigma)
-        # Two teams alone: Plackett-Luce's elimination order agrees with its victory order.
-        kind = density_code(density.removesuffix("-elimination"), shape)
-        pairs = _pair_log_probs(kind, float(shape), loc, scale, s.a, s.b)
-    la, lb = pairs
+    la, lb = pair_log_probabilities(model, s.slot_view, mu, sigma, s.a, s.b)
     tight = None
     if want_tight:
         log_quality = getattr(model, "_log_qualities", None)
@@ -240,7 +268,7 @@ def _predict_rater(rater: Any, s: _Structure, want_ll: bool, want_tight: bool) -
     qual[:] = np.nan
     for m, match in enumerate(matches):
         before = {p: ratings[p] for p in match.players if p in ratings}
-        if not s.scored[m]:  # rated, not predicted: a peer's predictions cost as much as its updates
+        if not s.predicted[m]:  # rated, not predicted: a peer's predictions cost as much as its updates
             ratings.update(rater.rate(match, before))
             continue
         t0 = int(matches.match_start[m])
@@ -382,6 +410,9 @@ class Report:
     min_games: int
     start: int
     total_matches: int
+    connected_only: bool = False
+    dropped_pairs: int = 0    # with connected_only: decided pairs left out, their players not yet connected
+    dropped_matches: int = 0  # with connected_only: matches whose log-likelihood was left out for that reason
     # per counted pair: log P(first-listed team ahead), log P(second ahead) for each model; the outcome; the match
     _log_ahead: dict[str, tuple[NDArray[np.float64], NDArray[np.float64]]] = field(default_factory=dict, repr=False)
     _pair_won: NDArray[np.bool_] = field(default_factory=lambda: np.zeros(0, bool), repr=False)
@@ -455,7 +486,8 @@ class Report:
         return {
             "matches": self.matches, "pairs": self.pairs, "players": self.players,
             "total_matches": self.total_matches, "start": self.start,
-            "challenge": self.challenge, "min_games": self.min_games,
+            "challenge": self.challenge, "min_games": self.min_games, "connected_only": self.connected_only,
+            "dropped_pairs": self.dropped_pairs, "dropped_matches": self.dropped_matches,
             "models": {n: {k: clean(v) for k, v in row.items()} for n, row in self.scores.items()},
             "challenged": {a: {b: clean(v) for b, v in row.items()} for a, row in self.challenged.items()},
         }
@@ -474,8 +506,10 @@ class Report:
         """The figures as a rich ``Table`` (lower is better except the log-likelihood)."""
         from rich.table import Table
 
+        left_out = (f"; connected only: {self.dropped_pairs:,} pairs and {self.dropped_matches:,} matches left out"
+                    if self.connected_only else "")
         table = Table(title=title or (
-            f"{self.matches:,} matches scored ({self.pairs:,} decided pairs, {self.players:,} players)"))
+            f"{self.matches:,} matches scored ({self.pairs:,} decided pairs, {self.players:,} players){left_out}"))
         table.add_column("model", no_wrap=True)
         for column in ("pair error", "pair log loss", "log-lik. / match", "calib. error", "seconds"):
             table.add_column(column, justify="right")
@@ -532,6 +566,7 @@ def evaluate(
     min_games: int = 0,
     challenge: float = 0.2,
     start: int = 0,
+    connected_only: bool = False,
 ) -> Report:
     """Prequential evaluation of several models on one history (TrueSkill paper, section 5).
 
@@ -556,6 +591,14 @@ def evaluate(
     start : int
         Score only matches from this index on; earlier matches are rated but not scored (the training
         part of :func:`podium.fit`, or a burn-in).
+    connected_only : bool, default False
+        Score only what the ratings before the match can compare: a pair of teams only when every player of
+        both was in one connected component of the matches before it (:mod:`podium.components`), a match's
+        log-likelihood only when all its players were.  Ratings of players who never met, directly or through
+        others, sit on unrelated scales, so a prediction between them is a guess whatever the model; a
+        player's first match is never connected.  Connected *before* the match, not in the whole history: a
+        component that the later history joins says nothing about the ratings at the time.  The report counts
+        what was left out (``dropped_pairs``, ``dropped_matches``).
 
     Returns
     -------
@@ -578,10 +621,12 @@ def evaluate(
         raise ValueError(f"'challenge' must be a float in (0, 1]. Got {challenge!r} instead.")
     min_games = _check_count("min_games", min_games)
     start = _check_count("start", start)
+    if not isinstance(connected_only, (bool, np.bool_)):
+        raise ValueError(f"'connected_only' must be a bool. Got {connected_only!r:.80} instead.")
     packed = _as_matches(matches)
     if start > len(packed):
         raise ValueError(f"'start' must be at most the number of matches ({len(packed)}). Got {start}.")
-    s = _Structure(packed, start, min_games)
+    s = _Structure(packed, start, min_games, bool(connected_only))
     preds = {name: _predict(model, s, True, True) for name, model in models.items()}
     scores: dict[str, dict[str, float]] = {}
     for name, pred in preds.items():
@@ -596,7 +641,8 @@ def evaluate(
     return Report(
         scores=scores, challenged=challenged, matches=int(s.scored.sum()), pairs=int(s.counted.sum()),
         players=len(players), challenge=float(challenge), min_games=min_games, start=start,
-        total_matches=len(packed),
+        total_matches=len(packed), connected_only=bool(connected_only), dropped_pairs=s.dropped_pairs,
+        dropped_matches=s.dropped_matches,
         _log_ahead={n: (p.log_ahead_a[s.counted], p.log_ahead_b[s.counted]) for n, p in preds.items()},
         _pair_won=won, _pair_match=s.pair_match[s.counted],
         _log_likelihood={n: p.log_likelihood[s.scored] if p.log_likelihood is not None else None

@@ -8,6 +8,10 @@ JSONL: one object per line, in the order played (DESIGN.md, "Input format")::
 CSV long form: one row per player, columns ``match, team, player, rank, weight, time`` (``rank`` empty =
 did not finish, ``weight`` empty = 1).  A malformed line raises :class:`MatchError` with its line number;
 nothing half-read is returned.
+
+League exports (``podium league export``) are JSONL too, read as the league's approved log: their first
+line, a header object ``{"podium_league": {...}}``, is skipped, and so is every record whose
+``meta.podium.status`` is there and is not ``"recorded"`` (pending, rejected and voided matches).
 """
 
 from __future__ import annotations
@@ -152,6 +156,12 @@ def _parse_record(builder: _Packer, line: str, number: int, name: str) -> None:
         raise MatchError(f"{name}, line {number}: not valid JSON ({error}).") from None
     if not isinstance(record, dict):
         raise MatchError(f"{name}, line {number}: a match record must be a JSON object. Got {line.strip()[:80]!r}.")
+    if number == 1 and list(record) == ["podium_league"]:
+        return  # a league export's header
+    meta = record.get("meta")
+    podium = meta.get("podium") if isinstance(meta, dict) else None
+    if isinstance(podium, dict) and podium.get("status", "recorded") != "recorded":
+        return  # a league export's match that is not in the approved log
     unknown = set(record) - _RECORD_KEYS
     if unknown:
         raise MatchError(f"{name}, line {number}: unknown field(s) {sorted(unknown)}; a record has {sorted(_RECORD_KEYS)}.")

@@ -17,6 +17,7 @@ import numba as nb
 import numpy as np
 from numpy.typing import NDArray
 
+from .components import Components, UnionFind
 from .match import Match, MatchError, Matches
 from .models.base import Model, _History, _State, match_spread, most_teams, provisional_factor, team_sums
 from .models.elo import GRADIENT, LOGISTIC, pair_outcome, pair_score, pairwise_gradient
@@ -205,7 +206,11 @@ def team_strengths(matches: Matches, mu: NDArray[np.float64], initial: float = 0
 
 @dataclass(frozen=True)
 class LeaderboardRow:
-    """One line of a leaderboard."""
+    """One line of a leaderboard.
+
+    ``connected`` is whether the player is in the largest component of the recorded matches
+    (:meth:`League.components`): only such players' ratings are comparable with the leaders'.
+    """
 
     rank: int
     player: str
@@ -213,20 +218,24 @@ class LeaderboardRow:
     sigma: float
     score: float
     games: int
+    connected: bool = True
 
 
 def leaderboard_rows(names: list[str], mu: NDArray[np.float64], sigma: NDArray[np.float64],
-                     games: NDArray[np.int64], k: float, top: int | None, min_games: int) -> list[LeaderboardRow]:
-    """Players sorted by ``mu - k sigma`` (ties by name), those with fewer than ``min_games`` left out, the first
-    ``top`` kept: the rows of :meth:`League.leaderboard` and of a smoothed history's
-    :meth:`podium.Smoothed.leaderboard`."""
+                     games: NDArray[np.int64], k: float, top: int | None, min_games: int,
+                     connected: NDArray[np.bool_] | None = None, connected_only: bool = False) -> list[LeaderboardRow]:
+    """Players sorted by ``mu - k sigma`` (ties by name), those with fewer than ``min_games`` left out (and,
+    with ``connected_only``, those not ``connected``), the first ``top`` kept: the rows of
+    :meth:`League.leaderboard` and of a smoothed history's :meth:`podium.Smoothed.leaderboard`.  ``connected``
+    (per player; default everyone) fills :attr:`LeaderboardRow.connected`."""
     score = mu - k * sigma
-    keep = np.flatnonzero(games >= min_games)
+    linked = np.ones(len(names), dtype=np.bool_) if connected is None else connected
+    keep = np.flatnonzero((games >= min_games) & (linked if connected_only else True))
     order = keep[np.lexsort((np.array(names, dtype=object)[keep] if len(names) else keep, -score[keep]))]
     if top is not None:
         order = order[:top]
-    return [LeaderboardRow(i + 1, names[r], float(mu[r]), float(sigma[r]), float(score[r]), int(games[r]))
-            for i, r in enumerate(order)]
+    return [LeaderboardRow(i + 1, names[r], float(mu[r]), float(sigma[r]), float(score[r]), int(games[r]),
+                           bool(linked[r])) for i, r in enumerate(order)]
 
 
 class PlayerState(NamedTuple):
@@ -330,6 +339,7 @@ class League:
         self._keeps_sigma = model.prior.sigma != 0.0  # models whose prior has sigma 0 never have another
         # each batch's log-likelihoods, or (for models that defer them) the function that computes them
         self._loglik: list[NDArray[np.float64] | Callable[[], NDArray[np.float64]]] = []
+        self._linked = UnionFind()  # who is connected to whom through the recorded matches, by state row
         for name, rating in (ratings or {}).items():
             if not isinstance(name, str):
                 raise TypeError(f"'ratings' must map player ids (str) to podium.Rating. Got the key {name!r}.")
@@ -399,6 +409,7 @@ class League:
             st.games = np.concatenate([st.games, np.zeros(grow, np.int64)])
             st.last_time = np.concatenate([st.last_time, np.full(grow, np.nan)])
             st.extra = np.concatenate([st.extra, np.tile(self.model._extra_prior, (grow, 1))])
+            self._linked.grow(len(st.mu))
 
     # -- recording ------------------------------------------------------------------------------------
     def record(self, match: Match) -> dict[str, Rating]:
@@ -420,11 +431,7 @@ class League:
             Show a progress bar (rich) while replaying.
         """
         packed = matches if isinstance(matches, Matches) else Matches.from_matches(matches)
-        if self.model._max_teams is not None and len(packed):
-            # Two teams per match on average is two in every match (each has at least two); else one pass.
-            widest = 2 if len(packed.team_rank) == 2 * len(packed) else most_teams(packed.match_start)
-            if widest > self.model._max_teams:
-                self.model._check_team_count(widest)
+        self._check_team_counts(packed)
         if not progress or len(packed) <= _CHUNK:
             self._replay(packed)
             return self
@@ -439,8 +446,16 @@ class League:
                 bar.advance(task, len(chunk))
         return self
 
+    def _check_team_counts(self, packed: Matches) -> None:
+        if self.model._max_teams is not None and len(packed):
+            # Two teams per match on average is two in every match (each has at least two); else one pass.
+            widest = 2 if len(packed.team_rank) == 2 * len(packed) else most_teams(packed.match_start)
+            if widest > self.model._max_teams:
+                self.model._check_team_count(widest)
+
     def _replay(self, packed: Matches) -> None:
         rows = self._rows(packed)
+        self._linked.link(packed, rows)
         if not self.keep_history:
             self.model._replay(packed, rows, self._state, None, None)
             self._n_matches += len(packed)
@@ -498,8 +513,39 @@ class League:
         """
         if not self.keep_history:
             raise ValueError("This League was created with keep_history=False; it keeps no history.")
+        return self._slots_of(self._hist, start)
+
+    def record_slots(self, matches: Matches | Iterable[Match]
+                     ) -> tuple[NDArray[np.int64], list[str], NDArray[np.float64], NDArray[np.float64]]:
+        """Rate ``matches`` in order (as :meth:`record_many`) and return every player's rating after each of them.
+
+        The return is that of :meth:`slots` for these matches (``match`` counts everything the league
+        recorded).  A league with ``keep_history=False`` keeps none of it: replaying a long history chunk by
+        chunk this way needs memory for the players' states and one chunk only (the league server's void and
+        correct do so).  A league that keeps history keeps this chunk's too.
+        """
+        packed = matches if isinstance(matches, Matches) else Matches.from_matches(matches)
+        first = self._n_matches
+        if self.keep_history or len(packed) == 0:
+            self.record_many(packed)
+            return self.slots(first) if self.keep_history else self._slots_of([], 0)
+        self._check_team_counts(packed)
+        rows = self._rows(packed)
+        self._linked.link(packed, rows)
+        n_slots = len(packed.player)
+        history = _History(0)
+        history.mu = np.empty(n_slots)
+        history.sigma = np.empty(n_slots) if self._keeps_sigma else _zeros_sink(n_slots)
+        self.model._replay(packed, rows, self._state, history, None)
+        self._n_matches += len(packed)
+        batch = _Batch(first, rows, packed.player, packed.team_start, packed.match_start, packed.time, history.mu,
+                       history.sigma if self._keeps_sigma else None)
+        return self._slots_of([batch], first)
+
+    def _slots_of(self, batches: Iterable[_Batch], start: int
+                  ) -> tuple[NDArray[np.int64], list[str], NDArray[np.float64], NDArray[np.float64]]:
         parts: list[list[NDArray[Any]]] = [[], [], [], []]
-        for batch in self._hist:
+        for batch in batches:
             first = max(start - batch.offset, 0)  # the batch's first match to report
             n_matches = len(batch.match_start) - 1
             if first >= n_matches:
@@ -566,8 +612,13 @@ class League:
         mu, sigma = self._state.mu[:n].tolist(), self._state.sigma[:n].tolist()
         return {name: Rating(m, s) for name, m, s in zip(self._names, mu, sigma)}
 
-    def leaderboard(self, k: float = 3.0, *, top: int | None = None, min_games: int = 0) -> list[LeaderboardRow]:
+    def leaderboard(self, k: float = 3.0, *, top: int | None = None, min_games: int = 0,
+                    connected_only: bool = False) -> list[LeaderboardRow]:
         """Players sorted by ``mu - k * sigma`` (for the Elo family, ``sigma = 0``: by rating).
+
+        Each row's ``connected`` says whether the player is in the largest component of the recorded matches
+        (:meth:`components`); a rating outside it is not comparable with the leaders' (the two groups never
+        met, directly or through others).
 
         Parameters
         ----------
@@ -577,10 +628,28 @@ class League:
             Keep only the first ``top`` rows.
         min_games : int, default 0
             Leave out players with fewer recorded matches.
+        connected_only : bool, default False
+            Leave out players outside the largest component.
+        """
+        if not isinstance(connected_only, bool):
+            raise TypeError(f"'connected_only' must be a bool. Got {connected_only!r:.80}.")
+        n = len(self._names)
+        labels, _ = self._linked.labels(n)
+        return leaderboard_rows(self._names, self._state.mu[:n], self._state.sigma[:n], self._state.games[:n], k,
+                                top, min_games, labels == 0, connected_only)
+
+    def components(self) -> Components:
+        """The connected components of the recorded matches (a union-find the league keeps as it records; the
+        latest batch is joined on the first read after its replay, so that a replay does not pay for it).
+
+        Every player the league knows has a component; one given a rating or state but in no recorded match
+        is alone in theirs (the league knows only the matches it recorded).  Labels run from the largest
+        component; among components of one size, the one with the player the league saw first comes first.
+        No groups or thin links: the league keeps no matches to count (see :func:`podium.components`).
         """
         n = len(self._names)
-        return leaderboard_rows(self._names, self._state.mu[:n], self._state.sigma[:n], self._state.games[:n], k,
-                                top, min_games)
+        labels, sizes = self._linked.labels(n)
+        return Components(list(self._names), labels, sizes)
 
     def trajectory(self, player: str) -> Trajectory:
         """The player's rating after each of their matches (needs ``keep_history=True``)."""

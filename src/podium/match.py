@@ -299,6 +299,16 @@ def _check_weights(weights: Any, teams: tuple[tuple[str, ...], ...]) -> tuple[tu
     return tuple(out)
 
 
+def _ranges(starts: NDArray[np.int64], stops: NDArray[np.int64]) -> NDArray[np.int64]:
+    """``concatenate([arange(a, b) for a, b in zip(starts, stops)])`` without a Python loop."""
+    lengths = stops - starts
+    total = int(lengths.sum())
+    if total == 0:
+        return np.zeros(0, dtype=np.int64)
+    offsets = np.r_[0, np.cumsum(lengths)[:-1]]
+    return np.repeat(starts - offsets, lengths) + np.arange(total, dtype=np.int64)
+
+
 class Matches(Sequence[Match]):
     """Many matches in columnar, CSR-style arrays: the form the replay engine consumes.
 
@@ -523,6 +533,34 @@ class Matches(Sequence[Match]):
                 raise IndexError(f"match index {i} out of range for {n} matches")
             return self._match(j)
         raise TypeError(f"Matches indices must be int or slice, not {type(i).__name__}")
+
+    def take(self, indices: Any) -> Matches:
+        """The matches at ``indices`` (integers, in the order given) as a history of their own.
+
+        The result shares this history's player list; its slot ``q`` is this history's slot
+        ``self.slots_of(indices)[q]``.
+        """
+        idx = np.asarray(indices, dtype=np.int64).reshape(-1)
+        n = len(self)
+        if len(idx) and (int(idx.min()) < -n or int(idx.max()) >= n):
+            raise IndexError(f"'indices' must lie in [{-n}, {n}) for {n} matches. Got {_show(idx.tolist())}.")
+        idx = np.where(idx < 0, idx + n, idx)
+        teams = _ranges(self.match_start[idx], self.match_start[idx + 1])
+        slots = _ranges(self.team_start[teams], self.team_start[teams + 1])
+        n_teams = self.match_start[idx + 1] - self.match_start[idx]
+        n_slots = self.team_start[teams + 1] - self.team_start[teams]
+        ids = [self.ids[j] for j in idx.tolist()]
+        meta = [self.meta[j] for j in idx.tolist()] if self.meta is not None else None
+        return Matches(np.r_[0, np.cumsum(n_teams)], np.r_[0, np.cumsum(n_slots)], self.team_rank[teams],
+                       self.player[slots], self.weight[slots], self.time[idx], self.players, ids, meta,
+                       time_is_date=self.time_is_date, has_weights=self.has_weights, validate=False)
+
+    def slots_of(self, indices: Any) -> NDArray[np.int64]:
+        """The player slots of the matches at ``indices``, in the order :meth:`take` lays them out."""
+        idx = np.asarray(indices, dtype=np.int64).reshape(-1)
+        idx = np.where(idx < 0, idx + len(self), idx)
+        teams = _ranges(self.match_start[idx], self.match_start[idx + 1])
+        return _ranges(self.team_start[teams], self.team_start[teams + 1])
 
     def __iter__(self) -> Iterator[Match]:
         for j in range(len(self)):

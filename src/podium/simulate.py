@@ -6,14 +6,15 @@ import math
 import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 from scipy.special import ndtri
 
-from .match import Matches
+from .match import Match, Matches
 
-__all__ = ["Simulation", "simulate"]
+__all__ = ["AbuseSimulation", "Simulation", "simulate", "simulate_abuse"]
 
 
 @dataclass(frozen=True)
@@ -46,28 +47,38 @@ def _draw_margin(draw_probability: float, team_size: float) -> float:
     return math.sqrt(2.0 * team_size) * float(ndtri((1.0 + draw_probability) / 2.0))
 
 
-def _lineups(rng: np.random.Generator, n_players: int, n_matches: int, k: int) -> NDArray[np.int64]:
-    """``k`` distinct players for each match, uniformly at random."""
+def _lineups(rng: np.random.Generator, n_players: int, n_matches: int, k: int,
+             rate: NDArray[np.float64] | None = None) -> NDArray[np.int64]:
+    """``k`` distinct players for each match, uniformly at random, or in proportion to ``rate`` (each place
+    goes to a player not yet chosen with probability proportional to its rate: the least ``-log(u) / rate``,
+    an exponential race)."""
     if n_players <= 4096:
         out = np.empty((n_matches, k), dtype=np.int64)
         chunk = max(1, 2_000_000 // n_players)
         for start in range(0, n_matches, chunk):
             stop = min(n_matches, start + chunk)
             keys = rng.random((stop - start, n_players))
+            if rate is not None:
+                keys = -np.log(keys) / rate
             out[start:stop] = np.argpartition(keys, k - 1, axis=1)[:, :k] if k < n_players else np.argsort(keys, axis=1)
         # argpartition leaves the k chosen in no particular order; shuffle so team order is random.
         return rng.permuted(out, axis=1)
-    out = rng.integers(0, n_players, size=(n_matches, k), dtype=np.int64)
+    def draw(rows: int) -> NDArray[np.int64]:
+        if rate is None:
+            return rng.integers(0, n_players, size=(rows, k), dtype=np.int64)
+        return rng.choice(n_players, size=(rows, k), p=rate / rate.sum())
+
+    out = draw(n_matches)
     while True:
         srt = np.sort(out, axis=1)
         bad = np.flatnonzero(np.any(srt[:, 1:] == srt[:, :-1], axis=1))
         if len(bad) == 0:
             return out
-        out[bad] = rng.integers(0, n_players, size=(len(bad), k), dtype=np.int64)
+        out[bad] = draw(len(bad))
 
 
 def _party_lineups(rng: np.random.Generator, n_players: int, n_matches: int, sizes: list[int], parties: float,
-                   party_size: int) -> NDArray[np.int64]:
+                   party_size: int, rate: NDArray[np.float64] | None = None) -> NDArray[np.int64]:
     """Line-ups in which each team of at least ``party_size`` players is led, with probability ``parties``, by one
     of the fixed parties (the players split once, in a random order, into groups of ``party_size``)."""
     groups = rng.permutation(n_players)[:n_players // party_size * party_size].reshape(-1, party_size)
@@ -94,7 +105,7 @@ def _party_lineups(rng: np.random.Generator, n_players: int, n_matches: int, siz
                     continue
             free.extend(range(starts[t], starts[t + 1]))
         while free:  # the other places: players drawn at random, none twice in the match
-            pick = int(rng.integers(n_players))
+            pick = int(rng.integers(n_players)) if rate is None else int(rng.choice(n_players, p=rate / rate.sum()))
             if pick not in used:
                 used.add(pick)
                 row[free.pop()] = pick
@@ -112,6 +123,7 @@ def simulate(
     skill_drift: float = 0.0,
     parties: float = 0.0,
     party_size: int = 2,
+    activity: float = 0.0,
     seed: int | None = None,
 ) -> Simulation:
     """Simulate a season: random line-ups, Gaussian performances around true skills.
@@ -150,6 +162,11 @@ def simulate(
         leaves every line-up random, with the same random numbers as before this option existed.
     party_size : int
         Players per party (at least 2).
+    activity : float
+        Uneven schedules: each player's rate of play is ``exp(activity * N(0, 1))`` (drawn once), and the places
+        of a match go to players in proportion to their rates (``activity = 1``: the busiest tenth play about
+        seven times as often as the median player).  0 (the default) draws line-ups uniformly, with the same
+        random numbers as before this option existed.
     seed : int, optional
         Seed for ``numpy.random.default_rng``.
     """
@@ -190,12 +207,15 @@ def simulate(
     if isinstance(skill_drift, bool) or not (
             isinstance(skill_drift, (int, float)) and skill_drift >= 0 and math.isfinite(skill_drift)):
         raise ValueError(f"'skill_drift' must be a finite number >= 0. Got {skill_drift!r}.")
+    if isinstance(activity, bool) or not (isinstance(activity, (int, float)) and activity >= 0 and math.isfinite(activity)):
+        raise ValueError(f"'activity' must be a finite number >= 0. Got {activity!r}.")
     rng = np.random.default_rng(seed)
     skill = rng.normal(0.0, skill_sd, size=len(names))
+    rate = np.exp(activity * rng.normal(size=len(names))) if activity > 0 else None
     if parties > 0:
-        lineup = _party_lineups(rng, len(names), matches, size_list, float(parties), party_size)
+        lineup = _party_lineups(rng, len(names), matches, size_list, float(parties), party_size, rate)
     else:
-        lineup = _lineups(rng, len(names), matches, k)                 # (M, players of one match)
+        lineup = _lineups(rng, len(names), matches, k, rate)                 # (M, players of one match)
     if skill_drift > 0:
         # Each player's skill at a slot is its start plus the running sum of its own steps so far.
         flat = lineup.reshape(-1)
@@ -232,3 +252,181 @@ def simulate(
         names, [f"m{j}" for j in range(matches)], validate=False, has_weights=False,
     )
     return Simulation(packed, dict(zip(names, skill.tolist())), at_slot)
+
+
+@dataclass(frozen=True)
+class AbuseSimulation:
+    """An honest simulated season with abuse injected (:func:`simulate_abuse`), and who did what.
+
+    Attributes
+    ----------
+    matches : Matches
+        The history, honest and abusive matches together in the order played (``time`` = match number).
+    skills : dict of str to float
+        True skills (the throwaway accounts' too, though they never play honestly).
+    abusers : dict of str to list of tuple of str
+        For each kind (``"one-sided pair"``, ``"farming"``, ``"sandbagging"``), each injected case's players:
+        ``(beneficiary, booster)``, ``(farmer, account, ...)`` or ``(sandbagger,)``.
+    abuse_matches : dict of str to list of list of int
+        For each kind, each case's matches (indices into :attr:`matches`).
+    """
+
+    matches: Matches
+    skills: dict[str, float]
+    abusers: dict[str, list[tuple[str, ...]]]
+    abuse_matches: dict[str, list[list[int]]]
+
+
+def simulate_abuse(
+    players: int,
+    matches: int,
+    *,
+    win_trading: int = 1,
+    farming: int = 1,
+    sandbagging: int = 1,
+    trades: int = 40,
+    accounts: int = 8,
+    account_games: int = 4,
+    dive: int = 40,
+    throw: float = 0.95,
+    farmer_quantile: float = 0.8,
+    sandbagger_quantile: float = 0.5,
+    seed: int | None = None,
+    **season: Any,
+) -> AbuseSimulation:
+    """An honest season (:func:`simulate`) with three kinds of abuse injected, for testing :func:`podium.audit`.
+
+    Each case uses its own players, drawn at random from the honest ones (none in two cases):
+
+    - **Win trading** (``win_trading`` cases): of two players drawn at random, the stronger, the *booster*, throws
+      ``trades`` one-on-one games to the weaker, the *beneficiary*, played at random moments of the season among
+      their honest games; each goes to the beneficiary with probability ``throw`` (the booster does not always
+      manage to lose convincingly), else to the booster.  (Games thrown to a far stronger player are the wins
+      the model expects of it: they leave no trace, and gain it little.)
+    - **Farming** (``farming`` cases): a *farmer*, drawn from the players below the ``farmer_quantile`` of true
+      skill (a player at the top gains little from beating newcomers, and the model expects those wins: such
+      farming leaves no trace in results), creates ``accounts`` new accounts; each plays ``account_games``
+      one-on-one games against the farmer in a burst at a random moment and nothing else, losing each with
+      probability ``throw``.
+    - **Sandbagging** (``sandbagging`` cases): an established player (at least ``2 * dive + 10`` honest games)
+      whose true skill is above the ``sandbagger_quantile`` (a weak player's throws are the losses the model
+      expects of it, and cost it little rating) throws ``dive`` consecutive ones, starting after its tenth game and leaving at least ``dive`` after: in
+      each, with probability ``throw``, its team finishes last (alone); then it plays honestly again, and its
+      rating climbs back.
+
+    Parameters
+    ----------
+    players, matches : int
+        Honest players and honest matches (:func:`simulate`).
+    win_trading, farming, sandbagging : int
+        Cases of each kind.
+    trades : int
+        Games thrown by each booster.
+    accounts, account_games : int
+        Throwaway accounts per farmer, and games each plays.
+    dive : int
+        Games thrown by each sandbagger.
+    throw : float in (0, 1]
+        Probability that a thrown game goes as arranged.
+    farmer_quantile : float in (0, 1]
+        Farmers are drawn from the players whose true skill is below this quantile.
+    sandbagger_quantile : float in [0, 1)
+        Sandbaggers are drawn from the players whose true skill is above this quantile.
+    seed : int, optional
+        Seed (the honest season uses it too).
+    **season
+        Passed to :func:`simulate` (``teams``, ``team_size``, ``draw_probability``, ``skill_sd``, ``activity``,
+        ``parties``...).
+    """
+    for name, value, low in (("players", players, 2), ("matches", matches, 0), ("win_trading", win_trading, 0),
+                             ("farming", farming, 0), ("sandbagging", sandbagging, 0), ("trades", trades, 1),
+                             ("accounts", accounts, 1), ("account_games", account_games, 1), ("dive", dive, 1)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
+            raise ValueError(f"'{name}' must be an int >= {low}. Got {value!r}.")
+    for label, prob in (("throw", throw), ("farmer_quantile", farmer_quantile)):
+        if isinstance(prob, bool) or not (isinstance(prob, (int, float)) and 0.0 < prob <= 1.0):
+            raise ValueError(f"'{label}' must be in (0, 1]. Got {prob!r}.")
+    if isinstance(sandbagger_quantile, bool) or not (
+            isinstance(sandbagger_quantile, (int, float)) and 0.0 <= sandbagger_quantile < 1.0):
+        raise ValueError(f"'sandbagger_quantile' must be in [0, 1). Got {sandbagger_quantile!r}.")
+    if "players" in season or "matches" in season:
+        raise ValueError("Give 'players' and 'matches' once.")
+    honest = simulate(int(players), int(matches), seed=seed, **season)
+    rng = np.random.default_rng(None if seed is None else [int(seed), 1])
+    base = honest.matches
+    names = list(base.players)
+    skills = dict(honest.skills)
+    if 2 * win_trading + farming + sandbagging > len(names):
+        raise ValueError(f"{2 * win_trading + farming + sandbagging} abusers do not fit among {len(names)} players.")
+    # Records: (position, teams, ranks, case); honest matches at integer positions, abuse between them.
+    records: list[tuple[float, list[list[str]], list[int], tuple[str, int] | None]] = [
+        (float(j), [list(t) for t in m.teams], [int(r) if r is not None else -1 for r in m.ranks], None)
+        for j, m in enumerate(base)]
+    free = list(rng.permutation(len(names)))
+    abusers: dict[str, list[tuple[str, ...]]] = {"one-sided pair": [], "farming": [], "sandbagging": []}
+    games_of: dict[str, list[int]] = {}
+    for j, m in enumerate(base):
+        for p in m.players:
+            games_of.setdefault(p, []).append(j)
+
+    def duel(winner: str, loser: str, at: float, case: tuple[str, int]) -> None:
+        records.append((at, [[winner], [loser]], [0, 1], case))
+
+    for c in range(win_trading):
+        beneficiary, booster = sorted((names[free.pop()], names[free.pop()]), key=lambda p: skills[p])
+        abusers["one-sided pair"].append((beneficiary, booster))
+        for at in rng.uniform(0, len(base), size=trades):
+            won = rng.random() < throw
+            duel(beneficiary if won else booster, booster if won else beneficiary, float(at), ("one-sided pair", c))
+    order = sorted(free, key=lambda i: skills[names[i]])
+    below = {i for i in order[:max(1, int(farmer_quantile * len(order)))]}
+    next_id = len(names)
+    for c in range(farming):
+        pool = [i for i in free if i in below] or free
+        farmer = names[pool[int(rng.integers(len(pool)))]]
+        free.remove(names.index(farmer))
+        made = []
+        for _ in range(accounts):
+            account = f"p{next_id:05d}"
+            next_id += 1
+            skills[account] = float(rng.normal(0.0, float(season.get("skill_sd", 1.0))))
+            made.append(account)
+            start = float(rng.uniform(0, len(base)))
+            for g in range(account_games):
+                won = rng.random() < throw
+                duel(farmer if won else account, account if won else farmer, start + 0.01 * (g + 1), ("farming", c))
+        abusers["farming"].append((farmer, *made))
+    thrown: dict[int, tuple[str, int]] = {}
+    strong = {i for i in order[int(sandbagger_quantile * len(order)):]}
+    for c in range(sandbagging):
+        pool = [i for i in free if len(games_of.get(names[i], ())) >= 2 * dive + 10 and i in strong]
+        if not pool:
+            raise ValueError(f"No honest player above the sandbagger_quantile has the {2 * dive + 10} games a "
+                             "sandbagger needs; give more matches.")
+        who = names[pool[int(rng.integers(len(pool)))]]
+        free.remove(names.index(who))
+        career = games_of[who]
+        first = int(rng.integers(10, len(career) - 2 * dive + 1))
+        for j in career[first:first + dive]:
+            thrown[j] = (who, c)
+        abusers["sandbagging"].append((who,))
+    out: list[tuple[float, list[list[str]], list[int], tuple[str, int] | None]] = []
+    for at, teams, ranks, case in records:
+        if case is None and int(at) in thrown:
+            who, c = thrown[int(at)]
+            case = ("sandbagging", c)
+            if rng.random() < throw:  # its team last, alone; the others keep their order
+                t = next(i for i, team in enumerate(teams) if who in team)
+                worst = max(ranks)
+                ranks = [r if i != t else worst + 1 for i, r in enumerate(ranks)]
+                ranks = [int(x) for x in np.unique(ranks, return_inverse=True)[1]]
+        out.append((at, teams, ranks, case))
+    out.sort(key=lambda rec: rec[0])
+    packed = Matches.from_matches(
+        Match(teams, [r if r >= 0 else None for r in ranks], time=j, id=f"m{j}")
+        for j, (_, teams, ranks, _) in enumerate(out))
+    abuse_matches: dict[str, list[list[int]]] = {kind: [[] for _ in cases] for kind, cases in abusers.items()}
+    for j, rec in enumerate(out):
+        if rec[3] is not None:
+            abuse_matches[rec[3][0]][rec[3][1]].append(j)
+    return AbuseSimulation(packed, skills, abusers, abuse_matches)
