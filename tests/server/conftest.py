@@ -78,10 +78,24 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
 
 
 @pytest.fixture
+def engine(db_url: str):  # type: ignore[no-untyped-def]
+    """A migrated engine on the test's database (for tests of the store without the app)."""
+    from podium.server.db import make_engine, migrate
+    from podium.server.settings import database_url
+
+    engine = make_engine(database_url(db_url))
+    migrate(engine)
+    yield engine
+    engine.dispose()
+
+
+@pytest.fixture
 def app(db_url: str):  # type: ignore[no-untyped-def]
     from podium.server import Settings, create_app
 
-    application = create_app(Settings(db=db_url))
+    # Rate limits off: these tests post hundreds of requests with one token from one address (the limits'
+    # own tests, test_hardening.py, set theirs).
+    application = create_app(Settings(db=db_url, token_rate=0, address_rate=0))
     yield application
     application.state.engine.dispose()
 

@@ -1078,6 +1078,7 @@ def test_pages_show_leagues_players_and_matches(client: Any, app: Any, tokens: d
 
 def test_pending_page_login_and_form_approval(client: Any, app: Any, tokens: dict[str, str]) -> None:
     model = podium.TrueSkill()
+    client.headers["Origin"] = "http://testserver"  # what a browser sends with a form posted from this site
     create_league(client, tokens, "queue", "trueskill", moderated=True)
     records = [{"id": f"q{i}", "teams": [[f"a{i}"], [f"b{i}"]]} for i in range(3)]
     for r in records:
@@ -1138,6 +1139,7 @@ def test_pending_page_login_and_form_approval(client: Any, app: Any, tokens: dic
 
 
 def test_login_redirects_only_within_the_site(client: Any, tokens: dict[str, str]) -> None:
+    client.headers["Origin"] = "http://testserver"
     # a sign-in form posted from another site is refused (login CSRF); from this site it is fine
     response = client.post("/login", data={"token": tokens["moderator"]}, headers={"Origin": "https://evil.example"},
                            follow_redirects=False)
@@ -1152,6 +1154,7 @@ def test_login_redirects_only_within_the_site(client: Any, tokens: dict[str, str
 
 
 def test_login_does_not_redirect_to_a_backslash_host(client: Any, tokens: dict[str, str]) -> None:
+    client.headers["Origin"] = "http://testserver"
     response = client.post("/login", data={"token": tokens["moderator"], "next": "/\\evil.example"}, follow_redirects=False)
     assert response.status_code == 303
     assert "evil.example" not in response.headers["location"]

@@ -9,6 +9,8 @@ PostgreSQL) gets one live server (uvicorn in a thread) over a league built once:
   a team that did not finish; one player is called ``O'Brien``.
 * ``friday-cup`` -- Elo, moderated: two approved matches and three pending ones.
 
+The API docs (Swagger UI) must render with every request to another origin blocked: podium serves their files.
+
 Full-page screenshots of every page go to ``PODIUM_ARTIFACTS`` (else ``test-artifacts/browser/`` in the
 repository; the PostgreSQL run writes into a ``postgresql/`` folder there).
 """
@@ -186,7 +188,7 @@ def site(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactor
     databases = make_db(kind, tmp_path_factory.mktemp(f"browser-{kind}"))
     url = next(databases)
     try:
-        app = create_app(Settings(db=url))
+        app = create_app(Settings(db=url, token_rate=0, address_rate=0))  # every request comes from 127.0.0.1
         tokens, pending = _build(app.state.engine)
         sock = _free_socket()
         port = sock.getsockname()[1]
@@ -500,3 +502,37 @@ def test_pages_fit_a_phone(browser: Any, site: Site) -> None:
         site.screenshot(page, "pending-mobile")
     finally:
         context.close()
+
+
+def test_api_docs_load_from_this_server_alone(page: Any, site: Site) -> None:
+    """Swagger UI renders the API with every request to another origin blocked: its script, styles and icon are
+    served by podium, and nothing else is fetched."""
+    from playwright.sync_api import expect
+
+    served: list[str] = []
+    elsewhere: list[str] = []
+
+    def only_this_server(route: Any) -> None:
+        url = route.request.url
+        if url.startswith(site.base + "/"):
+            served.append(url)
+            route.continue_()
+        else:
+            elsewhere.append(url)
+            route.abort()
+
+    page.route("**/*", only_this_server)
+    page.goto("/api/v1/docs")
+    expect(page.locator(".swagger-ui .info .title")).to_contain_text("podium league server")
+    report = page.locator(".opblock-post .opblock-summary-path", has_text="/api/v1/leagues/{name}/matches").first
+    expect(report).to_be_visible()
+    report.click()  # an operation opens, with its request body's schema
+    expect(page.locator(".opblock.is-open .opblock-section-request-body").first).to_be_visible()
+    assert page.locator(".opblock").count() >= 15
+    expect(page.locator(".swagger-ui .errors-wrapper")).to_have_count(0)
+    page.wait_for_load_state("networkidle")
+    assert elsewhere == [], elsewhere
+    paths = {urlsplit(url).path for url in served}
+    assert {"/api/v1/docs", "/api/v1/docs/static/swagger-ui-bundle.js", "/api/v1/docs/static/swagger-ui.css",
+            "/api/v1/openapi.json"} <= paths, paths
+    site.screenshot(page, "api-docs")

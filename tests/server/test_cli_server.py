@@ -281,8 +281,11 @@ def test_serve_runs_the_app_on_the_database(sqlite_db: str, monkeypatch: pytest.
         assert client.get("/api/v1/health").json() == {"status": "ok", "database": "sqlite"}
         assert client.post("/api/v1/leagues/x/predict", content=b"x" * 2001).status_code == 413
     # several workers: the factory reads the settings from the environment
-    monkeypatch.setenv("PODIUM_DB", "unset")
-    monkeypatch.setenv("PODIUM_MAX_BODY", "unset")
+    from podium.server.app import ENVIRONMENT
+
+    for variable in ENVIRONMENT:  # serve sets them all for its workers: unset now, restored after the test
+        monkeypatch.setenv(variable, "unset")
+        monkeypatch.delenv(variable)
     calls.clear()
     result = invoke("serve", "--db", sqlite_db, "--workers", "2", "--max-body", "3000")
     assert result.exit_code == 0, result.output

@@ -36,12 +36,6 @@ from .conftest import auth
 TOL = 1e-9
 
 
-@pytest.fixture
-def engine(db_url: str) -> Any:
-    engine = make_engine(database_url(db_url))
-    migrate(engine)
-    yield engine
-    engine.dispose()
 
 
 def _league(engine: Any, name: str = "g", moderated: bool = False) -> store.LeagueInfo:

@@ -3,7 +3,9 @@
 JSON API under ``/api/v1`` (OpenAPI schema at ``/api/v1/openapi.json``, docs at ``/api/v1/docs``) and
 server-rendered pages (``pages.py``).  Reads are public; every write names the role it needs and checks the
 bearer token (``Authorization: Bearer pod_...``).  Every refusal is ``{"detail": message, "field": name}``
-with a 4xx status, and nothing is stored from a refused request.
+with a 4xx status, and nothing is stored from a refused request.  Requests are rate-limited per token and
+per client address (``ratelimit.py``).  The API docs page is Swagger UI served from podium itself (its
+files come with the ``fastapi-offline`` package): the page loads nothing from other sites.
 """
 
 from __future__ import annotations
@@ -11,23 +13,28 @@ from __future__ import annotations
 import asyncio
 import json
 import math
-from collections.abc import Awaitable, Callable, MutableMapping
+import time
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 from fastapi import Depends, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, Response
+from fastapi.openapi.docs import get_swagger_ui_html
+from fastapi.responses import HTMLResponse, JSONResponse, Response
+from fastapi.staticfiles import StaticFiles
 from starlette.concurrency import run_in_threadpool
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError, OperationalError, SQLAlchemyError
 
 from . import store
 from .db import make_engine, migrate, read_transaction
+from .ratelimit import RateLimit
 from .settings import SWITCH_INTERVAL, Settings
 from .store import StoreError, TokenInfo
 
-__all__ = ["create_app", "app_from_env"]
+__all__ = ["create_app", "app_from_env", "settings_from_env"]
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -212,8 +219,36 @@ _MATCH_SCHEMA = _schema({
 }, ["teams"])
 
 
-def create_app(settings: Settings | None = None, *, engine: Engine | None = None, migrate_db: bool = True) -> FastAPI:
-    """Build the league server for ``settings`` (a database engine is made and migrated to the newest schema)."""
+DOCS = "/api/v1/docs"
+DOCS_STATIC = DOCS + "/static"
+
+
+def _swagger_files() -> str:
+    """The folder of Swagger UI's files as the ``fastapi-offline`` package ships them (a server dependency)."""
+    from importlib.util import find_spec
+
+    spec = find_spec("fastapi_offline")
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError("The league server needs the package fastapi-offline (Swagger UI's files for the API "
+                          "docs): pip install 'podium[server]'.")
+    return str(Path(list(spec.submodule_search_locations)[0]) / "static")
+
+
+def create_app(settings: Settings | None = None, *, engine: Engine | None = None, migrate_db: bool = True,
+               clock: Callable[[], float] = time.monotonic) -> FastAPI:
+    """Build the league server for ``settings`` (a database engine is made and migrated to the newest schema).
+
+    Parameters
+    ----------
+    settings : Settings, optional
+        Default: ``Settings()``.
+    engine : Engine, optional
+        A database engine to use instead of one made from ``settings.db``.
+    migrate_db : bool, default True
+        Bring the schema to the newest migration first.
+    clock : callable, default time.monotonic
+        The rate limiter's clock, in seconds (tests inject one instead of sleeping).
+    """
     settings = settings or Settings()
     engine = engine if engine is not None else make_engine(settings.url, settings.busy_timeout)
     if migrate_db:
@@ -226,7 +261,7 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
         engine.dispose()
 
     app = FastAPI(title="podium league server", version="1", lifespan=lifespan, openapi_url="/api/v1/openapi.json",
-                  docs_url="/api/v1/docs", redoc_url=None)
+                  docs_url=None, redoc_url=None)
     app.state.settings = settings
     app.state.engine = engine
 
@@ -357,6 +392,23 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
         with read_transaction(engine) as conn:
             return store.pending_matches(conn, store.get_league(conn, name), limit, offset)
 
+    @app.get("/api/v1/leagues/{name}/audit", tags=["matches"])
+    def audit(name: str, token: TokenInfo = Depends(require("moderator"))) -> Any:
+        """:func:`podium.audit` of the approved log (TrueSkill fitted to it): flags with their evidence."""
+        from . import integrity
+
+        with read_transaction(engine) as conn:
+            league = store.get_league(conn, name)
+            result = integrity.league_audit(conn, league, settings.integrity_max_matches)
+        if result is None:
+            raise StoreError(422, "league", f"The audit runs on leagues of 2 to {settings.integrity_max_matches:,} "
+                                            "matches (integrity_max_matches); export the league and run "
+                                            "'podium audit' on the file.")
+        return {"league": name, "model": result.model, "alpha": result.alpha, "tests": result.tests,
+                "flags": [{"kind": f.kind, "players": list(f.players), "p_value": f.p_value,
+                           "adjusted": f.adjusted, "matches": list(f.match_ids), "evidence": f.evidence,
+                           "details": f.details} for f in result.flags]}
+
     @app.get("/api/v1/leagues/{name}/matches/{match_id}", tags=["matches"])
     def get_match(name: str, match_id: str) -> Any:
         with read_transaction(engine) as conn:
@@ -373,13 +425,14 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
 
     @app.post("/api/v1/leagues/{name}/matches/{match_id}/void", tags=["matches"])
     def void(name: str, match_id: str, token: TokenInfo = Depends(require("moderator"))) -> Any:
-        return store.void_match(engine, league_of(name), match_id, token)
+        return store.void_match(engine, league_of(name), match_id, token, chunk=settings.replay_chunk)
 
     @app.put("/api/v1/leagues/{name}/matches/{match_id}", tags=["matches"], openapi_extra=_MATCH_SCHEMA)
     async def correct(name: str, match_id: str, request: Request, token: TokenInfo = Depends(require("moderator"))) -> Any:
         body = await json_body(request)
         return await run_in_threadpool(
-            lambda: store.correct_match(engine, league_of(name), match_id, body, token, settings.max_players))
+            lambda: store.correct_match(engine, league_of(name), match_id, body, token, settings.max_players,
+                                        chunk=settings.replay_chunk))
 
     # -- reads -------------------------------------------------------------------------------------------
     @app.get("/api/v1/leagues/{name}/leaderboard", tags=["ratings"])
@@ -440,10 +493,38 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
             conn.exec_driver_sql("SELECT 1")
         return {"status": "ok", "database": engine.dialect.name}
 
-    from .pages import add_pages
+    # -- API docs: Swagger UI, its files served from here (no CDN) ----------------------------------------
+    app.mount(DOCS_STATIC, StaticFiles(directory=_swagger_files()), name="docs-static")
+
+    @app.get(DOCS, include_in_schema=False)
+    def docs(request: Request) -> HTMLResponse:
+        root = request.scope.get("root_path", "")
+        # validatorUrl None: Swagger UI would otherwise show a badge fetched from swagger.io.
+        return get_swagger_ui_html(openapi_url=f"{root}{app.openapi_url}", title=f"{app.title} - API docs",
+                                   swagger_js_url=f"{root}{DOCS_STATIC}/swagger-ui-bundle.js",
+                                   swagger_css_url=f"{root}{DOCS_STATIC}/swagger-ui.css",
+                                   swagger_favicon_url=f"{root}{DOCS_STATIC}/favicon.png",
+                                   swagger_ui_parameters={"validatorUrl": None})
+
+    from .pages import add_pages, render
 
     add_pages(app, engine, settings)
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
+    if settings.token_rate > 0 or settings.address_rate > 0:
+        async def verify(token: str) -> bool:
+            def look() -> bool:
+                with read_transaction(engine) as conn:
+                    return store.find_token(conn, token) is not None
+            return await run_in_threadpool(look)
+
+        def html(status: int, message: str) -> bytes:
+            return bytes(render("error.html", status, title="Too many requests", status=status, message=message,
+                                user=None).body)
+
+        # Outermost: a refused request costs no body read, no query.
+        app.add_middleware(RateLimit, token_rate=settings.token_rate, token_burst=settings.token_burst,
+                           address_rate=settings.address_rate, address_burst=settings.address_burst,
+                           verify=verify, clock=clock, html=html, exempt=(DOCS_STATIC + "/",))
     return app
 
 
@@ -459,15 +540,57 @@ def _warm_up(engine: Engine) -> None:
         League(model, keep_history=False).record(Match([["a"], ["b"]]))
 
 
+# Settings read from the environment by app_from_env (and, for the limits, by ``podium serve``'s options).
+ENVIRONMENT = {
+    "PODIUM_DB": "db", "PODIUM_MAX_BODY": "max_body_bytes", "PODIUM_TOKEN_RATE": "token_rate",
+    "PODIUM_TOKEN_BURST": "token_burst", "PODIUM_ADDRESS_RATE": "address_rate",
+    "PODIUM_ADDRESS_BURST": "address_burst", "PODIUM_TRUST_FORWARDED_HOST": "trust_forwarded_host",
+    "PODIUM_REPLAY_CHUNK": "replay_chunk", "PODIUM_PROVISIONAL_GAMES": "provisional_games",
+    "PODIUM_INTEGRITY_MAX_MATCHES": "integrity_max_matches",
+}
+
+
+def settings_from_env(environ: Mapping[str, str] | None = None) -> Settings:
+    """:class:`Settings` from ``PODIUM_*`` environment variables (:data:`ENVIRONMENT`); unset ones keep their
+    defaults.  A malformed value raises ``ValueError`` naming the variable."""
+    import os
+
+    environ = os.environ if environ is None else environ
+    values: dict[str, Any] = {}
+    for variable, name in ENVIRONMENT.items():
+        text = environ.get(variable)
+        if text is None:
+            continue
+        default = getattr(Settings, name)
+        try:
+            if isinstance(default, bool):
+                if text.strip().lower() not in ("1", "true", "yes", "on", "0", "false", "no", "off", ""):
+                    raise ValueError
+                values[name] = text.strip().lower() in ("1", "true", "yes", "on")
+            elif isinstance(default, int):
+                values[name] = int(text)
+            elif isinstance(default, float):
+                values[name] = float(text)
+            else:
+                values[name] = text
+        except ValueError:
+            raise ValueError(f"The environment variable {variable} must be "
+                             f"{'true or false' if isinstance(default, bool) else type(default).__name__}; "
+                             f"got {text[:40]!r}.") from None
+    try:
+        return Settings(**values)
+    except ValueError as error:
+        raise ValueError(f"{error} (from the environment: {', '.join(sorted(k for k in ENVIRONMENT if k in environ))})"
+                         ) from None
+
+
 def app_from_env() -> FastAPI:
-    """The app for ``uvicorn --factory`` (several worker processes): settings from ``PODIUM_DB`` and friends.
+    """The app for ``uvicorn --factory`` (several worker processes): settings from ``PODIUM_DB`` and friends
+    (:data:`ENVIRONMENT`).
 
     Migrations are left to the parent (``podium serve`` runs them once before starting workers).
     """
-    import os
     import sys
 
     sys.setswitchinterval(SWITCH_INTERVAL)
-    settings = Settings(db=os.environ.get("PODIUM_DB", "podium.db"),
-                        max_body_bytes=int(os.environ.get("PODIUM_MAX_BODY", Settings.max_body_bytes)))
-    return create_app(settings, migrate_db=False)
+    return create_app(settings_from_env(), migrate_db=False)

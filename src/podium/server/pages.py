@@ -1,9 +1,10 @@
-"""Server-rendered pages: leagues, a league's leaderboard, a player (rating-history chart), a match, and the
-moderators' pending queue.  Jinja2 with autoescaping, so every player id and league name is escaped; the
+"""Server-rendered pages: leagues, a league's leaderboard (with who is comparable with whom), a player
+(rating-history chart), a match, and the moderators' pending queue and audit.  Jinja2 with autoescaping, so every player id and league name is escaped; the
 chart is inline SVG drawn here, so the pages need no JavaScript and no build step.
 
 Moderators sign in with their token (``/login``); it is kept in an HttpOnly, SameSite=Strict cookie and every
-form that writes carries a CSRF value derived from it.
+form that writes carries a CSRF value derived from it.  Every form post (sign in, sign out, a decision) must
+also show it comes from a page of this site (:func:`same_origin`).
 """
 
 from __future__ import annotations
@@ -13,19 +14,19 @@ import hmac
 import math
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 from fastapi import FastAPI, Form, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from sqlalchemy.engine import Engine
 
-from . import store
+from . import integrity, store
 from .db import read_transaction
 from .settings import Settings
 from .store import StoreError, TokenInfo
 
-__all__ = ["add_pages", "error_page", "rating_chart"]
+__all__ = ["add_pages", "error_page", "rating_chart", "same_origin"]
 
 COOKIE = "podium_token"
 _env = Environment(loader=FileSystemLoader(Path(__file__).parent / "templates"),
@@ -61,12 +62,51 @@ def _local(target: str) -> str:
     return "/"
 
 
-def _same_origin(request: Request) -> None:
-    """Refuse a form posted from another site (login CSRF, forced sign-out): browsers send ``Origin`` on
-    cross-site POSTs; a missing one (old browsers, non-browser clients) is let through."""
+_DEFAULT_PORTS = {"http": ":80", "https": ":443"}
+
+
+def _on_site(url: str, host: str) -> bool:
+    """Is ``url`` (an Origin or a Referer) an http(s) address on ``host`` (the site's ``host[:port]``)?"""
+    try:
+        parts = urlsplit(url)
+        netloc = parts.netloc.lower()
+    except ValueError:  # e.g. an unbalanced "[" in the host
+        return False
+    if parts.scheme not in _DEFAULT_PORTS or not netloc or "@" in netloc:
+        return False
+    port = _DEFAULT_PORTS[parts.scheme]  # browsers leave the default port out; a Host header may not
+    return netloc.removesuffix(port) == host.lower().removesuffix(port)
+
+
+def same_origin(request: Request, trust_forwarded_host: bool = False) -> None:
+    """Refuse a form post that does not show it was sent from a page of this site (login CSRF, forced
+    sign-out, a forged decision): its ``Origin`` must be this site, or, without one, its ``Referer`` must be
+    on this site.  ``Origin: null`` (a sandboxed frame, a redirect through another site) is refused, and so
+    is a post with neither header (browsers send ``Origin`` with every POST).
+
+    "This site" is the ``Host`` header: a reverse proxy must pass it through (nginx: ``proxy_set_header Host
+    $host``), or set ``X-Forwarded-Host``, which counts only with ``trust_forwarded_host`` (a client could send
+    any).  The scheme is not compared: a proxy that ends TLS talks plain HTTP to the server.
+    """
+    host = request.headers.get("host", "")
+    if trust_forwarded_host:
+        host = request.headers.get("x-forwarded-host", "").split(",")[0].strip() or host
     origin = request.headers.get("origin")
-    if origin and origin != "null" and origin.split("://", 1)[-1] != request.headers.get("host", ""):
-        raise StoreError(403, "origin", f"This form must be sent from this site, not from {origin[:80]!r}.")
+    if origin is not None:
+        if origin.strip() == "null":
+            raise StoreError(403, "origin", "This form must be sent from a page of this site; the browser sent "
+                                            "'Origin: null' (a sandboxed page or a redirect from another site).")
+        if not _on_site(origin.strip(), host):
+            raise StoreError(403, "origin", f"This form must be sent from a page of this site ({host[:80]!r}), "
+                                            f"not from {origin[:80]!r}.")
+        return
+    referer = request.headers.get("referer")
+    if referer is None:
+        raise StoreError(403, "origin", "This form must be sent from a page of this site, and the request has "
+                                        "neither an Origin nor a Referer header to show it.")
+    if not _on_site(referer.strip(), host):
+        raise StoreError(403, "referer", f"This form must be sent from a page of this site ({host[:80]!r}); "
+                                         f"the request came from {referer[:80]!r}.")
 
 
 def _csrf(token: str) -> str:
@@ -133,6 +173,11 @@ def _describe(record: dict[str, Any]) -> list[dict[str, Any]]:
 _env.globals["describe"] = _describe
 
 
+def _to_login(request: Request) -> Response:
+    """A moderators' page asked for by someone else: to the sign-in form, and back here after."""
+    return RedirectResponse(f"/login?next={quote(str(request.url.path))}", 303)
+
+
 def add_pages(app: FastAPI, engine: Engine, settings: Settings) -> None:
     def user_of(request: Request) -> TokenInfo | None:
         token = request.cookies.get(COOKIE)
@@ -156,10 +201,29 @@ def add_pages(app: FastAPI, engine: Engine, settings: Settings) -> None:
             board = store.leaderboard(conn, league, k=3.0, by=by, limit=size, offset=(page - 1) * size, min_games=0)
             recent = store.recent_matches(conn, league, 8)
             n_pending = store.pending_matches(conn, league, 1, 0)["total"] if league.moderated else 0
+            labels, sizes = integrity.connectivity(conn, league).labels()
+            links = integrity.thin_links(conn, league, settings.integrity_max_matches)
+        for row in board["rows"]:  # players in no recorded match (given a rating) are alone
+            row["connected"] = labels.get(row["player"], -1) == 0 and len(sizes) > 0
+            row["provisional"] = row["games"] < settings.provisional_games
+        largest = int(sizes[0]) if len(sizes) else 0
+        comparability = {"components": len(sizes), "largest": largest, "outside": board["total"] - largest,
+                         "links": links, "provisional_games": settings.provisional_games}
         pages = max(1, math.ceil(board["total"] / size))
         return render("league.html", title=league.name, league=league.to_dict(), board=board, recent=recent,
                       page=page, pages=pages, by=by, uncertain=league.model.prior.sigma > 0,
-                      n_pending=n_pending, user=user_of(request))
+                      n_pending=n_pending, comparability=comparability, user=user_of(request))
+
+    @app.get("/leagues/{name}/audit", response_class=HTMLResponse, include_in_schema=False)
+    def audit_page(request: Request, name: str) -> Response:
+        user = user_of(request)
+        if user is None or not user.allows("moderator"):
+            return _to_login(request)
+        with read_transaction(engine) as conn:
+            league = store.get_league(conn, name)
+            result = integrity.league_audit(conn, league, settings.integrity_max_matches)
+        return render("audit.html", title=f"Audit · {league.name}", league=league.to_dict(), result=result,
+                      limit=settings.integrity_max_matches, user=user)
 
     @app.get("/leagues/{name}/players/{player}", response_class=HTMLResponse, include_in_schema=False)
     def player_page(request: Request, name: str, player: str) -> Response:
@@ -184,7 +248,7 @@ def add_pages(app: FastAPI, engine: Engine, settings: Settings) -> None:
     def pending_page(request: Request, name: str) -> Response:
         user = user_of(request)
         if user is None or not user.allows("moderator"):
-            return RedirectResponse(f"/login?next={quote(str(request.url.path))}", 303)
+            return _to_login(request)
         with read_transaction(engine) as conn:
             league = store.get_league(conn, name)
             queue = store.pending_matches(conn, league, 200, 0)
@@ -194,7 +258,7 @@ def add_pages(app: FastAPI, engine: Engine, settings: Settings) -> None:
 
     @app.post("/leagues/{name}/pending/{match_id}/{action}", include_in_schema=False)
     def decide(request: Request, name: str, match_id: str, action: str, csrf: str = Form("")) -> Response:
-        _same_origin(request)
+        same_origin(request, settings.trust_forwarded_host)
         user = user_of(request)
         token = request.cookies.get(COOKIE, "")
         if user is None or not user.allows("moderator"):
@@ -218,7 +282,7 @@ def add_pages(app: FastAPI, engine: Engine, settings: Settings) -> None:
 
     @app.post("/login", include_in_schema=False)
     def login(request: Request, token: str = Form(""), next: str = Form("/")) -> Response:
-        _same_origin(request)
+        same_origin(request, settings.trust_forwarded_host)
         with read_transaction(engine) as conn:
             user = store.find_token(conn, token.strip())
         target = _local(next)
@@ -231,7 +295,7 @@ def add_pages(app: FastAPI, engine: Engine, settings: Settings) -> None:
 
     @app.post("/logout", include_in_schema=False)
     def logout(request: Request) -> Response:
-        _same_origin(request)
+        same_origin(request, settings.trust_forwarded_host)
         response = RedirectResponse("/", 303)
         response.delete_cookie(COOKIE)
         return response

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass
 
@@ -49,6 +50,33 @@ class Settings:
     busy_timeout : float
         Seconds a SQLite writer waits for a write lock held by a program other than podium's servers
         before giving up (503); podium's own writers queue without a limit (see ``db.py``).
+    token_rate : float
+        Requests per second, sustained, that one token may make (a bearer token, or the session cookie of a
+        signed-in moderator); 0 = no per-token limit.  Beyond it: 429 with ``Retry-After``.
+    token_burst : int
+        Requests a token may make at once after a quiet spell (the size of its bucket).
+    address_rate : float
+        Requests per second, sustained, from one client address that carry no token (anonymous reads, the
+        sign-in form) or a token this process has not yet seen valid; 0 = no per-address limit.  IPv6
+        clients count per /64 network (one host can hold a whole one).
+    address_burst : int
+        Such requests at once from one address.
+    trust_forwarded_host : bool
+        Take the site's host for the same-origin check of form posts from ``X-Forwarded-Host`` (set by a
+        reverse proxy that rewrites ``Host``) instead of ``Host``.  Off by default: a client could send
+        any ``X-Forwarded-Host``; turn it on only behind a proxy that sets it.
+    replay_chunk : int
+        Matches read from the database and replayed at a time when a void or a correction replays the log
+        (and by imports and ``rebuild``): the memory they need is the players' states plus one chunk.
+    provisional_games : int
+        Players with fewer games are marked provisional on the leaderboard page (their rating has little behind it).
+    integrity_max_matches : int
+        Longest log (approved matches) for which the leaderboard page lists thin links and the moderators' audit
+        page runs :func:`podium.audit`: both need the whole history in memory (a longer league: export it and run
+        ``podium check`` / ``podium audit`` on the file).
+
+    The limits are kept in memory by each server process: with ``--workers N`` each process has its own
+    buckets, so a client whose requests are spread over the processes gets up to N times the limit.
     """
 
     db: str = "podium.db"
@@ -56,6 +84,28 @@ class Settings:
     max_players: int = 1000
     page_size: int = 50
     busy_timeout: float = 30.0
+    token_rate: float = 20.0
+    token_burst: int = 200
+    address_rate: float = 10.0
+    address_burst: int = 100
+    trust_forwarded_host: bool = False
+    replay_chunk: int = 2_000
+    provisional_games: int = 10
+    integrity_max_matches: int = 200_000
+
+    def __post_init__(self) -> None:
+        for name in ("token_rate", "address_rate"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < math.inf:
+                raise ValueError(f"'{name}' must be a number of requests per second >= 0 (0 = no limit). "
+                                 f"Got {value!r}.")
+        for name in ("token_burst", "address_burst", "replay_chunk", "integrity_max_matches"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"'{name}' must be a whole number >= 1. Got {value!r}.")
+
+        if isinstance(self.provisional_games, bool) or not isinstance(self.provisional_games, int) or self.provisional_games < 0:
+            raise ValueError(f"'provisional_games' must be a whole number >= 0. Got {self.provisional_games!r}.")
 
     @property
     def url(self) -> str:
