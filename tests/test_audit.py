@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 import podium
 import podium.audit  # noqa: F401  (the module, which podium.audit the function shadows)
-from podium import League, Match, TrueSkill
+from podium import League, Match, Matches, TrueSkill
 from podium.cli import app
 
 A = sys.modules["podium.audit"]
@@ -147,6 +147,64 @@ def test_injected_abusers_are_flagged_with_their_evidence() -> None:
     assert found >= 0.9 * total, (found, total)
 
 
+TRUE_MODEL = TrueSkill(mu=0.0, sigma=1.0, beta=1.0, tau=0.0, draw_probability=0.0)  # podium.simulate's own model
+
+
+def _duels_with(extra: list[tuple[list[str], list[str]]], seed: int, regulars: int = 30, games: int = 1500
+                ) -> Matches:
+    """Honest one-on-one games among regulars, with ``extra`` honest games between the given teams at random
+    moments, every result drawn from TRUE_MODEL (skills N(0, 1), performances skill + N(0, 1))."""
+    rng = np.random.default_rng(seed)
+    names = {p for teams in extra for team in teams for p in team} | {f"r{i}" for i in range(regulars)}
+    skill = {p: rng.normal() for p in sorted(names)}
+    at = dict(zip(rng.choice(games, len(extra), replace=False).tolist(), extra))
+    out = []
+    for j in range(games):
+        if j in at:
+            one, two = at[j]
+        else:
+            a, b = rng.choice(regulars, 2, replace=False)
+            one, two = [f"r{a}"], [f"r{b}"]
+        first = sum(skill[p] + rng.normal() for p in one) > sum(skill[p] + rng.normal() for p in two)
+        out.append(Match([one, two], [0, 1] if first else [1, 0], time=j))
+    return Matches.from_matches(out)
+
+
+def test_recurring_uncertain_partners_raise_no_flag() -> None:
+    """Two regulars who meet 40 times, each with the same new partner (of whom nothing else is known): the
+    partners' errors recur in every game, and are integrated with the regulars' (independent errors made 3 of 30
+    such honest histories flag; review of 2026-11-26)."""
+    flagged = [seed for seed in range(12)
+               if len(podium.audit(_duels_with([(["r0", "X"], ["r1", "Y"])] * 40, seed), TRUE_MODEL))]
+    assert flagged == []
+
+
+def test_accounts_playing_together_are_counted_once() -> None:
+    """Eight accounts in fixed pairs, four 2 v 2 games each against r0 and r1: each game counts once for a
+    farmer (not once per account in it), and honest such histories raise no farming flag."""
+    extra = [(["r0", "r1"], [f"s{2 * k}", f"s{2 * k + 1}"]) for k in range(4) for _ in range(4)]
+    for seed in range(12):
+        result = podium.audit(_duels_with(extra, seed), TRUE_MODEL, alpha=0.999)
+        assert result.tests["farming"] == 2  # r0 and r1 each have the eight accounts as satellites
+        for flag in result.of_kind("farming"):
+            assert flag.details["games"] == 16 and len(flag.matches) == 16
+            assert flag.adjusted > 0.01
+
+
+def test_a_small_league_tests_its_most_suspicious_pair_whatever_the_budget() -> None:
+    """50 straight wins in a league of 250 games: more than the budget of a fifth of the history, tested anyway."""
+    base = list(podium.simulate(20, 200, seed=1).matches)
+    trades = [Match([["p00003"], ["p00007"]], [0, 1]) for _ in range(50)]
+    history = [m for pair in zip(base, trades + [None] * len(base)) for m in pair if m is not None]
+    flags = podium.audit(history, TRUE_MODEL)
+    assert [f.players for f in flags.of_kind("one-sided pair")] == [("p00003", "p00007")]
+
+
+def test_models_without_uncertainty_are_warned_about() -> None:
+    with pytest.warns(UserWarning, match="keeps no uncertainty in its ratings"):
+        podium.audit(podium.simulate(10, 100, seed=1).matches, podium.Elo())
+
+
 def test_farming_is_not_a_free_for_all_field() -> None:
     """Newcomers who raced against one star in every race of a field are not its satellites: a race is one
     nineteenth against each rival."""
@@ -221,10 +279,10 @@ def test_cli_audit_table_and_json(tmp_path) -> None:
     out = runner.invoke(app, ["audit", str(path)])
     assert out.exit_code == 0, out.output
     assert "one-sided pair" in out.output and beneficiary in out.output and booster in out.output
-    out = runner.invoke(app, ["audit", str(path), "--json", "--model", "elo"])
+    out = runner.invoke(app, ["audit", str(path), "--json", "--model", "glicko2"])
     assert out.exit_code == 0, out.output
     data = json.loads(out.output)
-    assert data["model"].startswith("Elo(")
+    assert data["model"].startswith("Glicko2(")
     assert any(set(f["players"]) == {beneficiary, booster} for f in data["flags"])
     out = runner.invoke(app, ["audit", str(path), "--alpha", "2"])
     assert out.exit_code == 1 and "'alpha' must be in (0, 1). Got 2" in out.output

@@ -3,44 +3,56 @@
 The note on generalizing Elo (section 4) names how people game a rating system: feeding a friend wins (or
 trading them), farming rating from throwaway accounts, and sandbagging (losing on purpose to meet weaker
 opponents, then climbing back).  :func:`audit` tests a history for each, with a p-value under the model's own
-before-match probabilities and one multiple-testing correction over every pair and player it looked at.
+probabilities and one multiple-testing correction over every pair, player and window it looked at.
 
-Every test has the same shape: a set ``S`` of meetings whose results are suspected, and the probability of
-results at least as one-sided as those observed when each meeting in ``S`` is predicted from ratings that
-**leave ``S`` out**.  A replay that includes ``S`` is useless here: after a friend has thrown ten games, the
-model already expects the eleventh.  So the suspected meetings are taken out of one replay of the history
-(:func:`_ablated_before`), and each is predicted from the ratings its players had from their other games,
-exactly as the model would have predicted it had it been the next match played.
+Every test has the same shape: a set ``S`` of games whose results are suspected, and the probability of
+results at least as one-sided as those observed when each game in ``S`` is predicted from the players'
+**other** games.  A replay that includes ``S`` is useless here: after a friend has thrown ten games, the model
+already expects the eleventh.  So the suspected games of every candidate are taken out of one replay of the
+history (:meth:`_Replay.without`), and each is predicted from its players' ratings without them
+(:class:`_Ablated`): the rating after the player's last kept game before it or, for models that say how a
+skill moves (TrueSkill's ``tau`` and ``drift``) and where it is more precise, the rating after all the
+player's kept games, its variance widened by those dynamics for every game and unit of time in between.
 
-- **One-sided pair** (win trading, feeding): a pair of players who met, on opposite sides, at least
-  ``min_meetings`` times in decided games.  ``W`` = the first's wins; under honest play ``W`` is a sum of
-  independent Bernoulli(``p_i``) (a Poisson-binomial); the p-value is two-sided, ``2 min(P(W >= w), P(W <= w))``.
+A rating is an estimate, and one player's error plays in all its tested games at once: the tests condition
+on the tested players' skills (``mu + sigma z``, one ``z`` per player for all its tested games, shared by the
+teammates and opponents who recur beside it) and average over ``z`` by Gauss-Hermite quadrature
+(:class:`_Block`).  Treating the games as independent given the ratings made honest histories raise flags.
+
+- **One-sided pair** (win trading, feeding): two players who met on opposite sides in at least
+  ``min_meetings`` decided games.  ``W`` = the first's wins, a Poisson-binomial given the skills; the p-value
+  is two-sided, ``2 min(P(W >= w), P(W <= w))``.
 - **Farming**: a player ``x`` with at least ``min_satellites`` *satellites*: accounts with between 2 and
   ``new_games`` games in all, at least ``satellite_share`` of them against ``x`` (a game against several
-  opposing teams counts a share against each: a race is not a game against every rival in it).  The p-value is
-  ``P(W >= w)`` for ``x``'s wins over its satellites (Poisson-binomial).  A satellite with nothing else to
-  its name is predicted at the prior, as a new account is.
-- **Sandbagging**: a window of a player's consecutive games (lengths ``windows``, starting at multiples of
-  a quarter of the length, so that every run of poor games longer than a window is mostly covered by one)
-  in which the player scored far below what its rating from before the window predicts, followed by a
-  rise: within the next ``2 L`` games its rating (the model's, as replayed) regains at least half of what it
-  lost in the window.  A game's score is the share of decided opponents beaten (1 or 0 in a two-team game),
-  ``p`` its predicted mean; the p-value is Hoeffding's bound for bounded independent scores,
-  ``exp(-L KL(mean score || mean p))`` (Hoeffding 1963, Theorem 1), valid however the opponents in one
-  free-for-all depend on each other.
+  opposing teams counts a share against each: a race is not a game against every rival in it).  The p-value
+  is ``P(W >= w)`` for ``x``'s wins over its satellites; satellites that played ``x`` together are taken as
+  one, each game once.  A satellite with nothing else to its name is predicted at the prior, as a new
+  account is.
+- **Sandbagging**: a window of a player's consecutive games (lengths ``windows``, starting at multiples of a
+  quarter of the length, after its first ``established`` games) in which it scored far below what its rating
+  from its other games predicts (the games before the window and the ``2 L`` after it), followed by a rise:
+  within those ``2 L`` games its rating (the model's, as replayed) regains at least a third of what it lost
+  in the window.  A game's score is the share of decided opponents beaten; the p-value is the exact
+  Poisson-binomial lower tail where each game has one opponent, else Hoeffding's bound for bounded
+  independent scores, ``exp(-L KL(mean score || mean p))`` (Hoeffding 1963, Theorem 1), averaged over the
+  skills.
 
-Only the most suspicious candidates of each kind (by a screen on the ordinary replay's residuals) are taken
-out and tested; the correction counts every hypothesis of every kind (each eligible pair, each farmer
-candidate, each window), so the screen costs power, never validity.  Each kind gets an equal share of
-``alpha`` and Holm's step-down within it (a weighted Bonferroni-Holm), which holds the chance of any false
-flag in an honest history at ``alpha`` when the model's probabilities are right.  docs/audit.md measures it on simulated histories, honest and abused
-(:func:`podium.simulate_abuse`).
+Pairs and windows are screened on the ordinary replay's residuals, farming candidates by their schedule; only
+those that pass are computed (the most suspicious first, up to ``budget`` of the history taken out), but the
+correction counts every hypothesis of every kind (each eligible pair, each farmer candidate, each window
+scanned), so the screen costs power, never validity.  Each kind gets an equal share of ``alpha`` and Holm's
+step-down within it (a weighted Bonferroni-Holm), which holds the chance of any false flag in an honest
+history at ``alpha`` when the model's probabilities are right.  Models without uncertainty in their ratings
+(the Elo family) treat a rating from a few games as exact, and their p-values are too small there: the
+default is TrueSkill fitted to the history.  docs/audit.md measures all of it on simulated histories, honest
+and abused (:func:`podium.simulate_abuse`).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+import warnings
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -151,17 +163,28 @@ class Audit:
 
 # -- tail probabilities ------------------------------------------------------------------------------------
 def poisson_binomial_pmf(p: NDArray[np.float64]) -> NDArray[np.float64]:
-    """``P(W = j)``, ``j = 0..n``, for ``W`` the number of successes of independent Bernoulli(``p_i``).
+    """``P(W = j)``, ``j = 0..n``, for ``W`` the number of successes of independent Bernoulli(``p_i``); for a 2-D
+    ``p``, one distribution per row.
 
     The convolution recursion ``f_k(j) = f_{k-1}(j) (1 - p_k) + f_{k-1}(j - 1) p_k`` (exact, ``O(n^2)``; every
     term is a product of probabilities, so nothing cancels).
     """
-    p = np.clip(np.asarray(p, dtype=np.float64), 0.0, 1.0)
-    f = np.zeros(len(p) + 1)
-    f[0] = 1.0
-    for k, pk in enumerate(p.tolist()):
-        f[1:k + 2] = f[1:k + 2] * (1.0 - pk) + f[:k + 1] * pk
-        f[0] *= 1.0 - pk
+    rows = np.clip(np.atleast_2d(np.asarray(p, dtype=np.float64)), 0.0, 1.0)
+    f = _pmf_rows(np.ascontiguousarray(rows))
+    return f[0] if np.ndim(p) == 1 else f
+
+
+@jit
+def _pmf_rows(p: NDArray[np.float64]) -> NDArray[np.float64]:
+    rows, n = p.shape
+    f = np.zeros((rows, n + 1))
+    for r in range(rows):
+        f[r, 0] = 1.0
+        for k in range(n):
+            pk = p[r, k]
+            for j in range(k + 1, 0, -1):
+                f[r, j] = f[r, j] * (1.0 - pk) + f[r, j - 1] * pk
+            f[r, 0] *= 1.0 - pk
     return f
 
 
@@ -225,34 +248,35 @@ def _adjust(tests: Sequence[_Test], counts: dict[str, int]) -> NDArray[np.float6
 # -- the replay and its predictions ------------------------------------------------------------------------
 @jit
 def _before_kept(player: NDArray[np.int64], match_of_slot: NDArray[np.int64], kept_match: NDArray[np.bool_],
-                 after_mu: NDArray[np.float64], after_sigma: NDArray[np.float64], prior_mu: float,
-                 prior_sigma: float) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.int64]]:
+                 after_mu: NDArray[np.float64], after_sigma: NDArray[np.float64], time: NDArray[np.float64],
+                 prior_mu: float, prior_sigma: float
+                 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.int64], NDArray[np.float64]]:
     """Each slot's rating before its match from the kept matches only: its player's rating after their last
-    kept match before this one (``after_*`` is read at kept slots), or the prior; and how many kept matches
-    the player plays after this one."""
+    kept match before this one (``after_*`` is read at kept slots), or the prior; how many of the player's
+    games since that one were taken out; and that match's time (NaN: none, or untimed)."""
     n_players = 0
     for p in range(len(player)):
         n_players = max(n_players, player[p] + 1)
     last = np.full(n_players, -1, dtype=np.int64)
-    count = np.zeros(n_players, dtype=np.int64)
+    skipped = np.zeros(n_players, dtype=np.int64)
     mu = np.empty(len(player))
     sigma = np.empty(len(player))
-    seen = np.empty(len(player), dtype=np.int64)
+    since = np.empty(len(player), dtype=np.int64)
+    when = np.empty(len(player))
     for p in range(len(player)):
         i = player[p]
         q = last[i]
         if q < 0:
-            mu[p], sigma[p] = prior_mu, prior_sigma
+            mu[p], sigma[p], when[p] = prior_mu, prior_sigma, np.nan
         else:
-            mu[p], sigma[p] = after_mu[q], after_sigma[q]
+            mu[p], sigma[p], when[p] = after_mu[q], after_sigma[q], time[match_of_slot[q]]
+        since[p] = skipped[i]
         if kept_match[match_of_slot[p]]:  # a player appears once per match, so this is read by later matches only
             last[i] = p
-            count[i] += 1
-        seen[p] = count[i]
-    later = np.empty(len(player), dtype=np.int64)
-    for p in range(len(player)):
-        later[p] = count[player[p]] - seen[p]
-    return mu, sigma, later
+            skipped[i] = 0
+        else:
+            skipped[i] += 1
+    return mu, sigma, since, when
 
 
 @jit
@@ -343,46 +367,54 @@ class _Replay:
         slots = self.matches.slots_of(kept)
         after_mu[slots], after_sigma[slots], state = self._replay(self.matches.take(kept))
         prior = self.model.prior
-        mu, sigma, later = _before_kept(self.matches.player, self.match_of_slot, ~removed, after_mu, after_sigma,
-                                        float(prior.mu), float(prior.sigma))
-        return _Ablated(self, mu, sigma, later, state.mu, state.sigma, state.last_time)
+        mu, sigma, since, when = _before_kept(self.matches.player, self.match_of_slot, ~removed, after_mu,
+                                              after_sigma, self.matches.time, float(prior.mu), float(prior.sigma))
+        return _Ablated(self, mu, sigma, since, when, state.mu, state.sigma, state.last_time)
 
 
 class _Ablated:
     """Ratings from a history with some matches taken out, and the skill they give a player at any of its games.
 
-    ``mu, sigma``: each slot's rating before its match from the kept matches before it.  ``end_*``: each player's
-    rating after all its kept matches; ``later``: how many kept matches the player plays after each slot's.
+    ``mu, sigma``: each slot's rating before its match from the kept matches before it; ``since``: how many of
+    the player's games since its last kept one were taken out; ``when``: that kept match's time.  ``end_*``:
+    each player's rating after all its kept matches.
     """
 
-    def __init__(self, r: _Replay, mu: NDArray[np.float64], sigma: NDArray[np.float64], later: NDArray[np.int64],
-                 end_mu: NDArray[np.float64], end_sigma: NDArray[np.float64], end_time: NDArray[np.float64]) -> None:
+    def __init__(self, r: _Replay, mu: NDArray[np.float64], sigma: NDArray[np.float64], since: NDArray[np.int64],
+                 when: NDArray[np.float64], end_mu: NDArray[np.float64], end_sigma: NDArray[np.float64],
+                 end_time: NDArray[np.float64]) -> None:
         self.r = r
-        self.mu, self.sigma, self.later = mu, sigma, later
+        self.mu, self.sigma, self.since, self.when = mu, sigma, since, when
         self.end_mu, self.end_sigma, self.end_time = end_mu, end_sigma, end_time
         self.dynamics = _dynamics(r.model)
+        self.total = np.bincount(r.matches.player, minlength=len(r.matches.players))
 
     def skill(self, slots: NDArray[np.int64], anchor: NDArray[np.int64] | None = None
               ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        """The skill of each slot's player at that slot's match, from its other games: the rating before the
-        ``anchor`` slot's match (default: the slot's own), or, where the model says how a skill moves and it is
-        more precise, the player's rating after all its kept games, widened by the model's dynamics back to this
-        match (the games after it also tell of the skill; a history's end rating is a filter, not a smoother,
-        so it is used whole or not at all)."""
+        """The skill of each slot's player at that slot's match, from its other games.
+
+        The player's rating after its last kept game before the ``anchor`` slot's match (default: the slot's
+        own), or, where it is more precise, its rating after all its kept games.  Where the model says how a skill
+        moves (TrueSkill's ``tau`` per game and ``drift`` per unit of time), the variance grows by that much for
+        every game (kept or taken out) and unit of time between the rating and this match: a history's end rating
+        is a filter, not a smoother, so it is used whole or not at all.
+        """
         anchor = slots if anchor is None else anchor
         mu, var = self.mu[anchor].copy(), self.sigma[anchor] ** 2
         if self.dynamics is None:
             return mu, np.sqrt(var)
         per_game, per_time = self.dynamics
         r = self.r
-        # Between the anchor's match and the slot's: the player's games (kept or not) and time.
-        gap = np.abs(r.games_before[anchor] - r.games_before[slots])
-        times = r.matches.time
-        elapsed = np.abs(times[r.match_of_slot[anchor]] - times[r.match_of_slot[slots]])
-        var = var + per_game * gap + per_time * np.nan_to_num(elapsed)
+        times = r.matches.time[r.match_of_slot[slots]]
+        # Games between the rating's last kept game (the anchor's, `since` games back) and this one.
+        rated = r.games_before[anchor] - self.since[anchor] - 1
+        gap = np.abs(r.games_before[slots] - rated) - (rated < r.games_before[slots])
+        elapsed = np.nan_to_num(np.abs(times - self.when[anchor]))
+        var = var + per_game * np.maximum(gap, 0) + per_time * elapsed
         player = r.matches.player[slots]
-        after = np.nan_to_num(self.end_time[player] - times[r.match_of_slot[slots]])
-        end_var = self.end_sigma[player] ** 2 + per_game * self.later[slots] + per_time * np.maximum(after, 0.0)
+        later = self.total[player] - r.games_before[slots] - 1  # every later game, kept or not
+        after = np.nan_to_num(np.maximum(self.end_time[player] - times, 0.0))
+        end_var = self.end_sigma[player] ** 2 + per_game * later + per_time * after
         better = end_var < var
         return np.where(better, self.end_mu[player], mu), np.sqrt(np.where(better, end_var, var))
 
@@ -417,8 +449,11 @@ class _Block:
     uncertain skill plays in every tested game, so the games are not independent given the ratings (a player
     whose rating overstates it loses more of them at once).  The tests therefore condition on the tested
     players' skills, ``mu + sigma z`` in each of their games for a common ``z`` (the error of a rating persists
-    from game to game), and average over ``z`` by Gauss-Hermite quadrature; other players keep their
-    uncertainty in the model's prediction, as in any game.
+    from game to game), and average over ``z`` by Gauss-Hermite quadrature.  Players who recur in the tested games
+    beside them (a fixed partner, the same opponents) share that error too: a tested player's recurring teammates
+    take its ``z`` (:meth:`recurring`), and the tests give recurring opponents a ``z`` of their own; one ``z`` for
+    several players makes their errors move together, which spreads the outcomes at least as much as
+    independent errors would.  Players met once keep their uncertainty in the model's prediction, as in any game.
     """
 
     def __init__(self, r: _Replay, ms: NDArray[np.int64], ab: _Ablated, focal: Sequence[int],
@@ -433,23 +468,45 @@ class _Block:
             self.mu[at], self.sigma[at] = ab.skill(slots[at], None if anchor is None else np.full(len(at), anchor))
         self.pair_start, self.a, self.b, self.outcome = _pair_structure(self.sub.match_start, self.sub.team_rank)
         self.team_of_slot = np.repeat(np.arange(len(self.sub.team_rank)), np.diff(self.sub.team_start))
+        self.match_of_team = np.repeat(np.arange(len(ms)), np.diff(self.sub.match_start))
         self.pair_match = np.repeat(np.arange(len(ms)), np.diff(self.pair_start))
 
-    def side(self, player: int) -> NDArray[np.int64]:
-        """Per team pair: +1 if ``player`` is in team ``a``, -1 if in team ``b``, 0 if in neither."""
-        has = np.zeros(len(self.sub.team_rank), dtype=np.int64)
-        has[self.team_of_slot[self.sub.player == player]] = 1
+    def _teams_of(self, players: Sequence[int]) -> NDArray[np.bool_]:
+        has = np.zeros(len(self.sub.team_rank), dtype=np.bool_)
+        has[self.team_of_slot[np.isin(self.sub.player, np.asarray(players, dtype=np.int64))]] = True
+        return has
+
+    def side(self, *players: int) -> NDArray[np.int64]:
+        """Per team pair: +1 if any of ``players`` is in team ``a``, -1 if in team ``b``, 0 if in neither."""
+        has = self._teams_of(players).astype(np.int64)
         return has[self.a] - has[self.b]
 
-    def probs(self, configs: Sequence[dict[int, float]]) -> NDArray[np.float64]:
-        """``P(a ahead | decided)`` per team pair (columns) for each configuration (rows) of ``{player: z}``:
-        those players at skill ``mu + sigma z`` with no uncertainty left."""
+    def recurring(self, players: Sequence[int], *, opponents: bool = False) -> list[int]:
+        """The other players on a team with any of ``players`` (with ``opponents``: on a team facing one) in at
+        least two of the block's matches."""
+        own = self._teams_of(players)
+        if opponents:
+            in_match = np.zeros(len(self.ms), dtype=np.bool_)
+            in_match[self.match_of_team[own]] = True
+            own = in_match[self.match_of_team] & ~own
+        slot_ok = own[self.team_of_slot] & ~np.isin(self.sub.player, np.asarray(players, dtype=np.int64))
+        found, counts = np.unique(self.sub.player[slot_ok], return_counts=True)
+        return [int(p) for p in found[counts >= 2]]
+
+    def probs(self, configs: Sequence[dict[int, float]], groups: Mapping[int, Sequence[int]] | None = None
+              ) -> NDArray[np.float64]:
+        """``P(a ahead | decided)`` per team pair (columns) for each configuration (rows) of ``{key: z}``: the
+        players of ``groups[key]`` (default: the player ``key`` alone) at skill ``mu + sigma z``, with no
+        uncertainty left."""
+        groups = groups or {}
         n, slots = len(self.ms), len(self.sub.player)
+        where = {key: np.flatnonzero(np.isin(self.sub.player, np.asarray(groups.get(key, (key,)), dtype=np.int64)))
+                 for key in (configs[0] if configs else {})}
         tiled = self.sub.take(np.tile(np.arange(n), len(configs)))
         mu, sigma = np.tile(self.mu, len(configs)), np.tile(self.sigma, len(configs))
         for c, config in enumerate(configs):
-            for player, z in config.items():
-                at = c * slots + np.flatnonzero(self.sub.player == player)
+            for key, z in config.items():
+                at = c * slots + where[key]
                 mu[at] += sigma[at] * z
                 sigma[at] = 0.0
         _, a, b, _ = _pair_structure(tiled.match_start, tiled.team_rank)
@@ -503,10 +560,11 @@ def _pair_tests(r: _Replay, min_meetings: int, budget: int) -> tuple[list[_Test]
     for g in np.argsort(-score, kind="stable"):
         if score[g] < 0:
             break
-        if int(removed.sum()) + int(counts[g]) > budget:
+        ms = np.unique(match[order[starts[g]:starts[g] + counts[g]]])
+        if chosen and int(removed.sum()) + len(ms) > budget:  # (the most suspicious is always tested)
             continue
         chosen.append(int(g))
-        removed[match[order[starts[g]:starts[g] + counts[g]]]] = True
+        removed[ms] = True
     if not chosen:
         return [], n_tests
     ab = r.without(removed)
@@ -520,9 +578,12 @@ def _pair_tests(r: _Replay, min_meetings: int, budget: int) -> tuple[list[_Test]
         s1, s2 = block.side(first), block.side(second)
         items = np.flatnonzero((s1 * s2 == -1) & (block.outcome != 0))
         wins = int(np.sum(block.outcome[items] * s1[items] > 0))
-        p = block.probs([{first: float(a), second: float(b)} for a in z for b in z])[:, items]
+        mates1 = [p for p in block.recurring([first]) if p != second]
+        mates2 = [p for p in block.recurring([second]) if p not in (first, *mates1)]
+        groups = {first: [first, *mates1], second: [second, *mates2]}
+        p = block.probs([{first: float(a), second: float(b)} for a in z for b in z], groups)[:, items]
         p = np.where(s1[items] > 0, p, 1.0 - p)  # P(first's side ahead), per skill pair and meeting
-        pmf = weights @ np.array([poisson_binomial_pmf(row) for row in p])
+        pmf = weights @ poisson_binomial_pmf(p)
         upper, lower = tails(pmf, wins)
         n, mean_wins = len(items), float(weights @ p.sum(axis=1))
         if wins < n - wins:  # name the one who won the more first
@@ -567,6 +628,30 @@ def _opponent_mass(match_start: NDArray[np.int64], team_start: NDArray[np.int64]
     return who, opp, mass
 
 
+def _clusters(match: NDArray[np.int64], x: NDArray[np.int64], y: NDArray[np.int64], farmer: int,
+              satellites: Sequence[int]) -> list[list[int]]:
+    """The farmer's satellites grouped by the matches against the farmer they share (linked transitively)."""
+    parent = {s: s for s in satellites}
+
+    def root(s: int) -> int:
+        while parent[s] != s:
+            s = parent[s]
+        return s
+
+    against = ((x == farmer) & np.isin(y, satellites)) | ((y == farmer) & np.isin(x, satellites))
+    first_in: dict[int, int] = {}
+    for m, a, b in zip(match[against].tolist(), x[against].tolist(), y[against].tolist()):
+        sat = b if a == farmer else a
+        if m in first_in:
+            parent[root(sat)] = root(first_in[m])
+        else:
+            first_in[m] = sat
+    out: dict[int, list[int]] = {}
+    for sat in satellites:
+        out.setdefault(root(sat), []).append(sat)
+    return list(out.values())
+
+
 def _farming_tests(r: _Replay, new_games: int, share: float, min_satellites: int, budget: int
                    ) -> tuple[list[_Test], int]:
     names = r.matches.players
@@ -591,12 +676,12 @@ def _farming_tests(r: _Replay, new_games: int, share: float, min_satellites: int
             sat_of[f].add(acc)
     # The farmer's meetings with its satellites, taken out of one replay for all farmers.
     removed = np.zeros(len(r.matches), dtype=bool)
-    chosen = []
+    chosen: list[int] = []
     for f in sorted(sat_of, key=lambda f: -len(sat_of[f])):
         sats = np.fromiter(sat_of[f], dtype=np.int64)
         sel = ((x == f) & np.isin(y, sats)) | ((y == f) & np.isin(x, sats))
         ms = np.unique(match[sel])
-        if int(removed.sum()) + len(ms) > budget:
+        if chosen and int(removed.sum()) + len(ms) > budget:
             continue
         removed[ms] = True
         chosen.append(f)
@@ -607,32 +692,37 @@ def _farming_tests(r: _Replay, new_games: int, share: float, min_satellites: int
     tests = []
     for f in chosen:
         satellites = sorted(sat_of[f])
-        # Given the farmer's skill, its satellites' results are independent: each one's distribution averages
-        # over that satellite's own skill, and they convolve; then average over the farmer's skill.
+        # Satellites that played the farmer in the same match (two accounts as a team) share those games: they are
+        # taken together, each such cluster once per match, with one skill error for the cluster.  Given the
+        # farmer's skill the clusters' results are independent: each cluster's distribution averages over its
+        # own skill, and they convolve; then average over the farmer's skill.
         pmf_at = [np.ones(1) for _ in z]
         wins = n = 0
         expected = 0.0
         evidence = []
-        for sat in satellites:
-            ms = np.unique(match[((x == f) & (y == sat)) | ((y == f) & (x == sat))])
+        for cluster in _clusters(match, x, y, f, satellites):
+            ms = np.unique(match[((x == f) & np.isin(y, cluster)) | ((y == f) & np.isin(x, cluster))])
             evidence.append(ms)
-            block = _Block(r, ms, ab, (f, sat))
-            sf, ss = block.side(f), block.side(sat)
+            block = _Block(r, ms, ab, (f, *cluster))
+            sf, ss = block.side(f), block.side(*cluster)
             items = np.flatnonzero((sf * ss == -1) & (block.outcome != 0))
             wins += int(np.sum(block.outcome[items] * sf[items] > 0))
             n += len(items)
-            p = block.probs([{f: float(a), sat: float(b)} for a in z for b in z])[:, items]
+            mates = [p for p in block.recurring([f]) if p not in cluster]
+            theirs = [p for p in block.recurring(cluster) if p != f and p not in mates]
+            groups = {f: [f, *mates], -1: [*cluster, *theirs]}
+            p = block.probs([{f: float(a), -1: float(b)} for a in z for b in z], groups)[:, items]
             p = np.where(sf[items] > 0, p, 1.0 - p).reshape(len(z), len(z), len(items))
             expected += float(np.einsum("k,j,kj->", w, w, p.sum(axis=2)))
             for k in range(len(z)):
-                own = w @ np.array([poisson_binomial_pmf(row) for row in p[k]])
+                own = w @ poisson_binomial_pmf(p[k])
                 pmf_at[k] = np.convolve(pmf_at[k], own)
         pmf = np.sum([wk * pk for wk, pk in zip(w, pmf_at)], axis=0)
         sat_names = [names[i] for i in satellites]
         tests.append(_Test(
             "farming", (names[f], *sorted(sat_names)), tails(pmf, wins)[0], np.unique(np.concatenate(evidence)),
             f"{len(sat_names)} accounts with at most {new_games} games, mostly against {names[f]}, lost {wins} of {n} "
-            f"decided meetings to {names[f]}; ratings from other games expected {n - expected:.1f} losses",
+            f"decided meetings to {names[f]}; ratings from other games expected {expected:.1f} losses",
             {"games": n, "wins": wins, "expected": expected, "satellites": len(sat_names)}))
     return tests, len(candidates)
 
@@ -690,8 +780,8 @@ def _scan(runs: NDArray[np.int64], ends: NDArray[np.int64], s: NDArray[np.float6
             L = windows[w]
             step = max(1, L // 4)
             last_start = n - L - min(L, 5)  # room for a rise of at least min(L, 5) games after the window
-            # An established rating to fall from: a newcomer's first games are measured against the prior, which
-            # says nothing of the player (a weak beginner would look like a sandbagger).
+            # Sandbagging is a fall from an established rating: a newcomer's first games fall from the prior, which
+            # says nothing of the player (a weak beginner's first losses would look like a dive).
             i = (established + step - 1) // step * step
             while i <= last_start:
                 scanned += 1
@@ -740,8 +830,7 @@ def _sandbag_tests(r: _Replay, windows: Sequence[int], established: int, budget:
     lengths = np.asarray(windows, dtype=np.int64)
     best, first, n_tests = _scan(runs.astype(np.int64), ends, s, q, r.mu[slot], r.after_mu[slot], lengths, established)
     # Each player's candidate windows (the best of each length that passes the screen), most suspicious players
-    # first.  All of a player's candidates come out of the replay together: each is then predicted from the
-    # player's rating before the first of them, the rating it had before the dive.
+    # first.  All of a player's candidates come out of the replay together.
     best = np.where(best <= math.log(screen), best, 0.0)
     order = np.argsort(best.min(axis=1), kind="stable") if len(best) else np.zeros(0, np.int64)
     removed = np.zeros(n_matches, dtype=bool)
@@ -751,7 +840,7 @@ def _sandbag_tests(r: _Replay, windows: Sequence[int], established: int, budget:
         if not wins:
             break
         ms = np.unique(np.concatenate([game_match[g0:g0 + L] for g0, L in wins]))
-        if int(removed.sum()) + len(ms) > budget:
+        if chosen and int(removed.sum()) + len(ms) > budget:
             continue
         removed[ms] = True
         chosen.append((c, wins))
@@ -771,19 +860,28 @@ def _sandbag_tests(r: _Replay, windows: Sequence[int], established: int, budget:
             side = block.side(who)
             items = np.flatnonzero((side != 0) & (block.outcome != 0))
             success = (block.outcome[items] * side[items] > 0).astype(np.float64)
-            p = block.probs([{who: float(v)} for v in z])[:, items]
+            mates = block.recurring([who])
+            rivals = [p for p in block.recurring([who], opponents=True) if p not in mates]
+            groups = {who: [who, *mates], -1: rivals}
+            if rivals:  # a second error, shared by the opponents met more than once
+                u, v = _nodes(PAIR_NODES)
+                configs = [{who: float(a), -1: float(b)} for a in z for b in u]
+                weights = np.outer(w, v).ravel()
+            else:
+                configs, weights = [{who: float(a)} for a in z], w
+            p = block.probs(configs, groups)[:, items]
             p = np.where(side[items] > 0, p, 1.0 - p)
             game = block.pair_match[items]
             per_game = np.bincount(game, minlength=L).astype(np.float64)
             score = np.bincount(game, success, L) / per_game
             q = np.array([np.bincount(game, row, L) / per_game for row in p])  # predicted score per skill, game
             if np.all(per_game == 1):  # one opponent a game: the exact tail
-                pmf = w @ np.array([poisson_binomial_pmf(row) for row in q])
+                pmf = weights @ poisson_binomial_pmf(q)
                 p_value = tails(pmf, int(round(score.sum())))[1]
             else:  # a share of a field: Hoeffding's bound, averaged over the skill
-                p_value = float(sum(wk * hoeffding_lower(score, row) for wk, row in zip(w, q)))
+                p_value = float(sum(wk * hoeffding_lower(score, row) for wk, row in zip(weights, q)))
             if found is None or p_value < found[0]:
-                found = (p_value, g0, L, float(score.sum()), float(w @ q.sum(axis=1)))
+                found = (p_value, g0, L, float(score.sum()), float(weights @ q.sum(axis=1)))
         assert found is not None
         p_value, g0, L, got, expected = found
         before = float(r.mu[slot[g0]])
@@ -792,14 +890,14 @@ def _sandbag_tests(r: _Replay, windows: Sequence[int], established: int, budget:
         peak = float(r.after_mu[slot[g0 + L:rise_end]].max()) if rise_end > g0 + L else low
         # In team games the results are the team's: name whoever shared most of these games, who may be the one
         # who threw them.
-        mates = _teammates(r, game_match[g0:g0 + L], who)
-        shared = "".join(f"; with {names[m]} in {n} of them" for m, n in mates)
+        partners = _teammates(r, game_match[g0:g0 + L], who)
+        shared = "".join(f"; with {names[m]} in {n} of them" for m, n in partners)
         tests.append(_Test(
             "sandbagging", (names[who],), p_value, game_match[g0:g0 + L],
             f"{names[who]} scored {got:.1f} in {L} games where its rating from its other games expected {expected:.1f}; its "
             f"rating fell {before - low:.3g} and regained {peak - low:.3g} within {rise_end - g0 - L} games{shared}",
             {"games": L, "wins": got, "expected": expected, "drop": before - low, "regained": peak - low,
-             "teammates": {names[m]: n for m, n in mates}}))
+             "teammates": {names[m]: n for m, n in partners}}))
     return tests, n_tests
 
 
@@ -821,17 +919,19 @@ def audit(
     Three tests (the module docstring gives their statistics): one-sided results between the same pair (win
     trading, feeding), throwaway accounts that lose to one player (farming), and a run of games far below a
     player's rating followed by a rise (sandbagging).  Each p-value is computed from predictions that leave the
-    suspected games out, and all are adjusted together by Holm's method over every hypothesis considered.
+    suspected games out, integrated over the uncertainty of the ratings; they are adjusted by Holm's method
+    within each kind, ``alpha`` split equally among the kinds, counting every hypothesis considered.
 
     Parameters
     ----------
     matches : Matches or iterable of Match
         The history, in the order played.
     model : Model, optional
-        The model whose before-match probabilities define honest play.  Default: TrueSkill (whose predictions
-        carry each rating's uncertainty) fitted to this history by :func:`podium.fit`; a model more confident
-        than the games are (TrueSkill's defaults on a history noisier than they assume) makes honest upsets
-        look thrown.
+        The model whose probabilities define honest play.  Default: TrueSkill (whose predictions carry each
+        rating's uncertainty) fitted to this history by :func:`podium.fit` (the suspected games included, which
+        costs power, not validity); a model more confident than the games are (TrueSkill's defaults on a
+        history noisier than they assume) makes honest upsets look thrown.  A model without uncertainty (the
+        Elo family) gets a warning: it treats ratings from a few games as exact.
     alpha : float in (0, 1)
         Family-wise error rate: a flag is raised when its Holm-adjusted p-value is at most ``alpha``.
     min_meetings : int
@@ -869,6 +969,11 @@ def audit(
             model = TrueSkill()
     if not isinstance(model, Model):
         raise TypeError(f"'model' must be a podium model (Elo, TrueSkill, ...). Got {type(model).__name__}: {model!r:.80}.")
+    if not model.prior.sigma > 0:
+        warnings.warn(f"{type(model).__name__} keeps no uncertainty in its ratings: the audit takes a rating from a "
+                      "few games, or a new account's prior, as exact, and its p-values are too small there. "
+                      "TrueSkill or Glicko-2 account for it (the default is TrueSkill fitted to the history).",
+                      UserWarning, stacklevel=2)
     if isinstance(alpha, bool) or not (isinstance(alpha, (int, float)) and 0.0 < alpha < 1.0):
         raise ValueError(f"'alpha' must be in (0, 1). Got {alpha!r}.")
     checks: tuple[tuple[str, Any, int], ...] = (("min_meetings", min_meetings, 2), ("new_games", new_games, 2),

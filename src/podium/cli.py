@@ -476,8 +476,12 @@ def audit_command(
     matches = _load(file, skip_invalid, at_least=2)
     base = parse_model_spec(model)[1] if model else None
     try:
-        with console.status(f"auditing {len(matches):,} matches" + ("" if model else " (fitting TrueSkill first)")):
+        with console.status(f"auditing {len(matches):,} matches" + ("" if model else " (fitting TrueSkill first)")), \
+                warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", UserWarning)
             result = audit(matches, base, alpha=alpha, min_meetings=min_meetings, new_games=new_games)
+        for warning in caught:
+            notes.print(f"[yellow]warning:[/yellow] {warning.message}")
     except (MatchError, ValueError) as error:
         console.print(f"[red]error:[/red] {error}")
         raise typer.Exit(1) from None

@@ -382,7 +382,10 @@ def simulate_abuse(
     below = {i for i in order[:max(1, int(farmer_quantile * len(order)))]}
     next_id = len(names)
     for c in range(farming):
-        pool = [i for i in free if i in below] or free
+        pool = [i for i in free if i in below]
+        if not pool:
+            raise ValueError(f"No player below the farmer_quantile ({farmer_quantile}) is left for farming case {c}; "
+                             "give more players or fewer cases.")
         farmer = names[pool[int(rng.integers(len(pool)))]]
         free.remove(names.index(farmer))
         made = []
@@ -403,10 +406,15 @@ def simulate_abuse(
         if not pool:
             raise ValueError(f"No honest player above the sandbagger_quantile has the {2 * dive + 10} games a "
                              "sandbagger needs; give more matches.")
-        who = names[pool[int(rng.integers(len(pool)))]]
+        for _ in range(100):  # a dive that shares no game with another sandbagger's
+            who = names[pool[int(rng.integers(len(pool)))]]
+            career = games_of[who]
+            first = int(rng.integers(10, len(career) - 2 * dive + 1))
+            if not set(career[first:first + dive]) & set(thrown):
+                break
+        else:
+            raise ValueError(f"Found no dive for sandbagging case {c} apart from the others'; give more matches.")
         free.remove(names.index(who))
-        career = games_of[who]
-        first = int(rng.integers(10, len(career) - 2 * dive + 1))
         for j in career[first:first + dive]:
             thrown[j] = (who, c)
         abusers["sandbagging"].append((who,))
