@@ -815,6 +815,78 @@ def _teammates(r: _Replay, ms: NDArray[np.int64], who: int) -> list[tuple[int, i
     return [(int(found[i]), int(counts[i])) for i in keep if 2 * counts[i] >= len(ms)]
 
 
+def _window_test(r: _Replay, ab: _Ablated, ms: NDArray[np.int64], who: int, ref: int, z: NDArray[np.float64],
+                 w: NDArray[np.float64]) -> tuple[float, float, float]:
+    """``(P(a score this low), score, expected score)`` for ``who``'s games ``ms``, its skill from the rating at
+    slot ``ref`` (with its recurring teammates' errors) integrated over ``z``.
+
+    Where each game has one opponent, opponents met more than once in the window each have a skill error of their
+    own, shared by their games: given ``who``'s skill, the games against different opponents are independent,
+    so each such opponent's games are averaged over its error and convolved with the rest (the exact
+    Poisson-binomial tail).  In fields (several opponents a game) the score is a share, and Hoeffding's bound is
+    averaged over one error shared by all the recurring opponents, which spreads the outcomes at least as much.
+    """
+    block = _Block(r, ms, ab, (who,), anchor=ref)
+    side = block.side(who)
+    items = np.flatnonzero((side != 0) & (block.outcome != 0))
+    success = block.outcome[items] * side[items] > 0
+    game = block.pair_match[items]
+    per_game = np.bincount(game, minlength=len(ms)).astype(np.float64)
+    mates = block.recurring([who])
+    rivals = [p for p in block.recurring([who], opponents=True) if p not in mates]
+    own = {who: [who, *mates]}
+    if not np.all(per_game == 1):
+        score = np.bincount(game, success.astype(np.float64), len(ms)) / per_game
+        if rivals:
+            u, v = _nodes(PAIR_NODES)
+            configs, weights = [{who: float(a), -1: float(b)} for a in z for b in u], np.outer(w, v).ravel()
+        else:
+            configs, weights = [{who: float(a)} for a in z], w
+        p = block.probs(configs, own | {-1: rivals})[:, items]
+        q = np.array([np.bincount(game, row, len(ms)) / per_game
+                      for row in np.where(side[items] > 0, p, 1.0 - p)])
+        p_value = float(sum(wk * hoeffding_lower(score, row) for wk, row in zip(weights, q)))
+        return p_value, float(score.sum()), float(weights @ q.sum(axis=1))
+    # One opponent a game: group the games by the recurring opponents they share.
+    teams = block.sub.team_start
+    opposing = np.where(side[items] > 0, block.b[items], block.a[items])
+    rival_of = {p: i for i, p in enumerate(rivals)}
+    parent = list(range(len(rivals)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            i = parent[i]
+        return i
+
+    first_rival = np.full(len(items), -1)
+    for k, t in enumerate(opposing.tolist()):
+        met = [rival_of[p] for p in block.sub.player[teams[t]:teams[t + 1]].tolist() if p in rival_of]
+        for i in met[1:]:
+            parent[root(i)] = root(met[0])
+        first_rival[k] = met[0] if met else -1
+    cluster = np.array([root(i) if i >= 0 else -1 for i in first_rival.tolist()], dtype=np.int64)
+    base = block.probs([{who: float(a)} for a in z], own)[:, items]
+    base = np.where(side[items] > 0, base, 1.0 - base)
+    alone = cluster < 0
+    pmf_at = list(poisson_binomial_pmf(base[:, alone]))
+    expected = base[:, alone].sum(axis=1)
+    u, v = _nodes(PAIR_NODES)
+    for c in np.unique(cluster[~alone]).tolist():
+        at = cluster == c
+        sub = _Block(r, ms[game[at]], ab, (who,), anchor=ref)
+        sub_side = sub.side(who)
+        sub_items = np.flatnonzero((sub_side != 0) & (sub.outcome != 0))
+        players = [p for p in rivals if root(rival_of[p]) == c]
+        p = sub.probs([{who: float(a), -1: float(b)} for a in z for b in u], own | {-1: players})[:, sub_items]
+        p = np.where(sub_side[sub_items] > 0, p, 1.0 - p).reshape(len(z), len(u), len(sub_items))
+        for k in range(len(z)):
+            pmf_at[k] = np.convolve(pmf_at[k], v @ poisson_binomial_pmf(p[k]))
+        expected = expected + p.sum(axis=2) @ v
+    pmf = np.sum([wk * pk for wk, pk in zip(w, pmf_at)], axis=0)
+    wins = int(success.sum())
+    return tails(pmf, wins)[1], float(wins), float(w @ expected)
+
+
 def _sandbag_tests(r: _Replay, windows: Sequence[int], established: int, budget: int, screen: float = 0.2
                    ) -> tuple[list[_Test], int]:
     names = r.matches.players
@@ -856,32 +928,9 @@ def _sandbag_tests(r: _Replay, windows: Sequence[int], established: int, budget:
             # The skill the window is measured against: the player's rating from its games before the window and
             # the rise after it (the window's games taken out), read at the end of the rise.
             ref = int(slot[min(int(ends[c]) - 1, g0 + 3 * L)])
-            block = _Block(r, game_match[g0:g0 + L], ab, (who,), anchor=ref)
-            side = block.side(who)
-            items = np.flatnonzero((side != 0) & (block.outcome != 0))
-            success = (block.outcome[items] * side[items] > 0).astype(np.float64)
-            mates = block.recurring([who])
-            rivals = [p for p in block.recurring([who], opponents=True) if p not in mates]
-            groups = {who: [who, *mates], -1: rivals}
-            if rivals:  # a second error, shared by the opponents met more than once
-                u, v = _nodes(PAIR_NODES)
-                configs = [{who: float(a), -1: float(b)} for a in z for b in u]
-                weights = np.outer(w, v).ravel()
-            else:
-                configs, weights = [{who: float(a)} for a in z], w
-            p = block.probs(configs, groups)[:, items]
-            p = np.where(side[items] > 0, p, 1.0 - p)
-            game = block.pair_match[items]
-            per_game = np.bincount(game, minlength=L).astype(np.float64)
-            score = np.bincount(game, success, L) / per_game
-            q = np.array([np.bincount(game, row, L) / per_game for row in p])  # predicted score per skill, game
-            if np.all(per_game == 1):  # one opponent a game: the exact tail
-                pmf = weights @ poisson_binomial_pmf(q)
-                p_value = tails(pmf, int(round(score.sum())))[1]
-            else:  # a share of a field: Hoeffding's bound, averaged over the skill
-                p_value = float(sum(wk * hoeffding_lower(score, row) for wk, row in zip(weights, q)))
+            p_value, got, expected = _window_test(r, ab, game_match[g0:g0 + L], who, ref, z, w)
             if found is None or p_value < found[0]:
-                found = (p_value, g0, L, float(score.sum()), float(weights @ q.sum(axis=1)))
+                found = (p_value, g0, L, got, expected)
         assert found is not None
         p_value, g0, L, got, expected = found
         before = float(r.mu[slot[g0]])
