@@ -36,10 +36,10 @@ HONEST = [
     ("drifting skills (0.05 per game)", {"players": 60, "matches": 5000, "skill_drift": 0.05}),
 ]
 ABUSED = [
-    ("defaults (40 trades; 8 accounts x 4 games; a dive of 40)", {}),
+    ("defaults (40 trades; 10 accounts x 4 games; a dive of 50)", {}),
     ("2 v 2 seasons with parties, same abuse", {"teams": 2, "team_size": 2, "parties": 0.5, "players": 120}),
 ]
-POWER = [("trades", [10, 20, 30, 40]), ("accounts", [2, 4, 6, 8]), ("dive", [20, 30, 40, 60])]
+POWER = [("trades", [10, 20, 30, 40]), ("accounts", [2, 4, 6, 8, 10]), ("dive", [20, 30, 40, 50, 60])]
 
 
 def upper95(k: int, n: int) -> float:
@@ -130,8 +130,8 @@ def main() -> None:
     out += ["", "## Injected abuse", "",
             "Each history is an honest season with one case of each kind injected (`podium.simulate_abuse`, whose "
             "docstring documents the generators): a booster throwing 40 games to a weaker beneficiary (each as "
-            "arranged with probability 0.95), a farmer below the 80th skill percentile beating 8 new accounts of "
-            "4 games each, and a player above the median skill throwing 40 consecutive games after its tenth "
+            "arranged with probability 0.95), a farmer below the 80th skill percentile beating 10 new accounts of "
+            "4 games each, and a player above the median skill throwing 50 consecutive games after its tenth "
             "(its team last) and then playing honestly. In team games a sandbagger's team loses with it: a flag on an "
             "honest teammate names the sandbagger as the teammate who shared the games.", "",
             "| season | histories | win trading | farming | sandbagging | all abusers | honest players flagged |",
