@@ -15,10 +15,11 @@ from .match import Match, MatchError, Matches
 from .models import (ConvergenceWarning, Elo, Glicko2, Model, PairwiseElo, PlackettLuce, Smoothed, SmoothTrajectory, Thurstone,
                      TrueSkill, TrueSkillThroughTime)
 from .rating import Rating
+from .scan import scan_matches
 from .simulate import AbuseSimulation, Simulation, simulate, simulate_abuse
 
 __all__ = [
-    "AbuseSimulation", "Audit", "Flag", "audit", "simulate_abuse",
+    "AbuseSimulation", "Audit", "Flag", "audit", "scan_matches", "simulate_abuse",
     "ConvergenceWarning", "Elo", "FitResult", "Glicko2", "League", "LeaderboardRow", "Match", "MatchError", "Matches", "Model", "PairwiseElo", "PlayerState",
     "PlackettLuce", "Rating", "Report", "Simulation", "Smoothed", "SmoothTrajectory", "Thurstone", "Trajectory", "TrueSkill",
     "TrueSkillThroughTime", "evaluate", "fit", "read_matches", "simulate", "write_matches",

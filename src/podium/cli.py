@@ -120,19 +120,28 @@ def rate(
     sigmas: Annotated[float, typer.Option("--sigmas", help="Leaderboard by mu - SIGMAS * sigma (models with uncertainty).")] = 3.0,
     skip_invalid: Annotated[bool, typer.Option("--skip-invalid", help="Leave out malformed records (with a warning) instead of stopping.")] = False,
 ) -> None:
-    """Rate a match history and show the leaderboard."""
+    """Rate a match history and show the leaderboard (the history is read and rated a batch at a time, so it may
+    be larger than memory)."""
+    from .scan import scan_matches
+
     rating_model = make_model(model, set_)
-    matches = _load(file, skip_invalid)
     league = League(rating_model, keep_history=False)
     start = time.perf_counter()
     try:
-        league.record_many(matches, progress=True)
-    except MatchError as error:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", UserWarning)
+            league.record_many(scan_matches(file, batch_size=100_000, errors="skip" if skip_invalid else "raise",
+                                            progress=True))
+        for warning in caught:
+            notes.print(f"[yellow]warning:[/yellow] {warning.message}")
+    except (MatchError, ValueError) as error:
         console.print(f"[red]error:[/red] {error}")
+        if isinstance(error, MatchError):
+            console.print("(--skip-invalid leaves malformed records out and uses the rest)")
         raise typer.Exit(1) from None
     elapsed = time.perf_counter() - start
     console.print(_leaderboard_table(league, top, sigmas, f"{rating_model!r}"))
-    console.print(f"{len(matches):,} matches, {len(league):,} players, rated in {elapsed:.2f} s")
+    console.print(f"{league.n_matches:,} matches, {len(league):,} players, rated in {elapsed:.2f} s")
     if out is not None:
         with open(out, "w", newline="", encoding="utf-8") as handle:
             writer = csv.writer(handle)

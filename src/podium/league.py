@@ -8,9 +8,9 @@ together.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from itertools import compress
+from itertools import chain, compress
 from typing import Any, NamedTuple
 
 import numba as nb
@@ -364,9 +364,11 @@ class League:
         in ``packed`` are not added.
         """
         names = packed.players
-        if self._source is not names or len(self._source_rows) != len(names):
+        if self._source is not names or len(self._source_rows) > len(names):
             self._source = names
             self._source_rows = np.full(len(names), -1, dtype=np.int64)
+        elif len(self._source_rows) < len(names):  # the same list, grown at its end: keep what is mapped
+            self._source_rows = np.r_[self._source_rows, np.full(len(names) - len(self._source_rows), -1, np.int64)]
         rows = self._source_rows
         if len(packed.player) == 0:
             return rows
@@ -421,16 +423,26 @@ class League:
         self._replay(packed)
         return {p: self.rating(p) for p in packed.players}
 
-    def record_many(self, matches: Matches | Iterable[Match], progress: bool = False) -> League:
+    def record_many(self, matches: Matches | Iterable[Match] | Iterable[Matches], progress: bool = False) -> League:
         """Rate a whole history in order with the compiled replay engine.
 
         Parameters
         ----------
-        matches : Matches or iterable of Match
+        matches : Matches, iterable of Match, or iterable of Matches
+            The history; or its batches in order (:func:`podium.scan_matches`), replayed as they come, so that
+            only one is held at a time (with ``keep_history=False`` memory is the players' state and a batch).
         progress : bool
             Show a progress bar (rich) while replaying.
         """
-        packed = matches if isinstance(matches, Matches) else Matches.from_matches(matches)
+        if not isinstance(matches, Matches):
+            items: Iterator[Any] = iter(matches)
+            first = next(items, None)
+            if first is None:
+                return self
+            if isinstance(first, Matches):  # batches (podium.scan_matches): replayed as they come
+                return self._record_batches(chain([first], items), progress)
+            matches = Matches.from_matches(chain([first], items))
+        packed = matches
         self._check_team_counts(packed)
         if not progress or len(packed) <= _CHUNK:
             self._replay(packed)
@@ -444,6 +456,28 @@ class League:
                 chunk = packed[start:start + _CHUNK]
                 self._replay(chunk)
                 bar.advance(task, len(chunk))
+        return self
+
+    def _record_batches(self, batches: Iterator[Matches], progress: bool) -> League:
+        """Replay an iterator of histories in order, holding one at a time (``record_many`` of batches)."""
+        if not progress:
+            for batch in batches:
+                if not isinstance(batch, Matches):
+                    raise TypeError(f"'matches' mixes Matches batches with {type(batch).__name__}; give batches only.")
+                self._check_team_counts(batch)
+                self._replay(batch)
+            return self
+        from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+        with Progress(SpinnerColumn(), TextColumn("rating {task.completed:,} matches"), TimeElapsedColumn(),
+                      transient=True) as bar:
+            task = bar.add_task("replay", total=None)
+            for batch in batches:
+                if not isinstance(batch, Matches):
+                    raise TypeError(f"'matches' mixes Matches batches with {type(batch).__name__}; give batches only.")
+                self._check_team_counts(batch)
+                self._replay(batch)
+                bar.advance(task, len(batch))
         return self
 
     def _check_team_counts(self, packed: Matches) -> None:
