@@ -463,3 +463,34 @@ def test_reading_with_a_progress_bar_reads_the_same(tmp_path, suffix):
     shown = podium.read_matches(path, progress=True)
     assert np.array_equal(plain.team_rank, shown.team_rank) and plain.players == shown.players
     assert len(shown) == 20_000
+
+
+# -- real exports: byte-order marks, CRLF, truncated gzip ------------------------------------------------
+
+@pytest.mark.parametrize("name", ["h.jsonl", "h.jsonl.gz", "h.csv", "h.csv.gz"])
+def test_a_byte_order_mark_and_crlf_line_ends_read_like_a_clean_file(name, tmp_path):
+    clean = tmp_path / name
+    podium.write_matches(_examples(), clean)
+    raw = gzip.decompress(clean.read_bytes()) if name.endswith(".gz") else clean.read_bytes()
+    raw = raw.replace(b"\r\n", b"\n").replace(b"\n", b"\r\n")
+    assert raw.count(b"\r\n") >= 5
+    marked = b"\xef\xbb\xbf" + raw
+    export = tmp_path / ("export." + name.split(".", 1)[1])
+    export.write_bytes(gzip.compress(marked) if name.endswith(".gz") else marked)
+    assert list(podium.read_matches(export)) == list(podium.read_matches(clean)) == _examples()
+
+
+@pytest.mark.parametrize("name", ["h.jsonl.gz", "h.csv.gz"])
+def test_a_truncated_gzip_file_names_the_file_and_the_last_line_read(name, tmp_path):
+    full = tmp_path / name
+    podium.write_matches(podium.simulate(30, 2000, seed=5).matches, full)
+    cut = tmp_path / ("cut." + name.split(".", 1)[1])
+    cut.write_bytes(full.read_bytes()[: full.stat().st_size // 2])
+    with pytest.raises(MatchError) as caught:
+        podium.read_matches(cut)
+    message = str(caught.value)
+    assert str(cut) in message and "truncated" in message
+    assert "the last line read was line " in message
+    line = int(message.split("the last line read was line ")[1].split(":")[0])
+    text = gzip.open(full, "rt", encoding="utf-8", newline="").read().splitlines()
+    assert 1 < line < len(text) and text[line - 1][:40] in message

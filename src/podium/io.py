@@ -1,4 +1,4 @@
-"""Reading and writing match histories: JSONL (optionally gzip) and the CSV long form.
+"""Reading and writing match histories: JSONL (optionally gzip), the CSV long form and Parquet.
 
 JSONL: one object per line, in the order played (DESIGN.md, "Input format")::
 
@@ -7,7 +7,12 @@ JSONL: one object per line, in the order played (DESIGN.md, "Input format")::
 
 CSV long form: one row per player, columns ``match, team, player, rank, weight, time`` (``rank`` empty =
 did not finish, ``weight`` empty = 1).  A malformed line raises :class:`MatchError` with its line number;
-nothing half-read is returned.
+nothing half-read is returned.  A UTF-8 byte-order mark and CRLF line ends are accepted; a gzip file
+that ends early raises :class:`MatchError` naming the last line read.
+
+Parquet (``.parquet``, needs pyarrow: ``pip install podium[tables]``) holds the same long form as a table
+(:mod:`podium.tables`): ``rank`` a nullable integer, ``weight`` a float, ``time`` an ISO-8601 string for dates
+or a float.  Parquet does not keep ``meta``.
 
 League exports (``podium league export``) are JSONL too, read as the league's approved log: their first
 line, a header object ``{"podium_league": {...}}``, is skipped, and so is every record whose
@@ -22,6 +27,7 @@ import io
 import json
 import math
 import os
+import zlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -36,13 +42,59 @@ _CSV_COLUMNS = ("match", "team", "player", "rank", "weight", "time")
 
 
 def _open_text(path: Path, mode: str) -> IO[str]:
-    if path.suffix == ".gz":
-        return gzip.open(path, mode + "t", encoding="utf-8", newline="")  # type: ignore[return-value]
+    """Open a history as text; for reading, a leading byte-order mark is dropped and gzip errors are reported."""
     if mode == "r":
         with open(path, "rb") as probe:
-            if probe.read(2) == b"\x1f\x8b":
-                return gzip.open(path, "rt", encoding="utf-8", newline="")
+            zipped = probe.read(2) == b"\x1f\x8b"
+        inner = (gzip.open(path, "rt", encoding="utf-8-sig", newline="") if zipped
+                 else open(path, "r", encoding="utf-8-sig", newline=""))
+        return _Guarded(inner, str(path))  # type: ignore[return-value]
+    if path.suffix == ".gz":
+        return gzip.open(path, mode + "t", encoding="utf-8", newline="")  # type: ignore[return-value]
     return open(path, mode, encoding="utf-8", newline="")
+
+
+class _Guarded(io.TextIOBase):
+    """A text file read line by line that reports a truncated or corrupt file as a :class:`MatchError`.
+
+    Without it a gzip stream that ends early raises a bare ``EOFError`` (and undecodable bytes a
+    ``UnicodeDecodeError``) with no file name and no line.
+    """
+
+    def __init__(self, inner: IO[str], name: str) -> None:
+        super().__init__()
+        self._inner = inner
+        self._name = name
+        self.buffer = getattr(inner, "buffer", None)  # for progress bars: the bytes read so far
+        self.lines = 0
+        self.last = ""
+
+    def readable(self) -> bool:
+        return True
+
+    def readline(self, size: int | None = -1) -> str:  # type: ignore[override]
+        try:
+            line = self._inner.readline(-1 if size is None else size)
+        except (EOFError, zlib.error, gzip.BadGzipFile) as error:
+            raise MatchError(f"{self._name}: the file is truncated or corrupt ({error}); {self._where()}.") from None
+        except UnicodeDecodeError as error:
+            raise MatchError(f"{self._name}, line {self.lines + 1}: not valid UTF-8 ({error}).") from None
+        if line:
+            self.lines += 1
+            self.last = line
+        return line
+
+    def read(self, size: int | None = -1) -> str:
+        return "".join(iter(self.readline, "")) if size is None or size < 0 else self.readline(size)
+
+    def _where(self) -> str:
+        if not self.lines:
+            return "no complete line could be read"
+        return f"the last line read was line {self.lines}: {self.last.rstrip()[:80]!r}"
+
+    def close(self) -> None:
+        self._inner.close()
+        super().close()
 
 
 def _raw_position(handle: IO[str]) -> int:
@@ -84,11 +136,15 @@ def _format_of(path: Path) -> str:
         return "jsonl"
     if last == ".csv":
         return "csv"
-    raise ValueError(f"Cannot tell the format of {str(path)!r}: use .jsonl or .csv (optionally .gz).")
+    if last == ".parquet":
+        if path.suffix.lower() == ".gz":
+            raise ValueError(f"{str(path)!r}: Parquet compresses inside the file; drop the .gz.")
+        return "parquet"
+    raise ValueError(f"Cannot tell the format of {str(path)!r}: use .jsonl or .csv (optionally .gz), or .parquet.")
 
 
 def read_matches(path: str | os.PathLike[str], *, errors: str = "raise", progress: bool = False) -> Matches:
-    """Read a match history: JSONL (``.jsonl``, optionally ``.gz``) or the CSV long form (``.csv``).
+    """Read a match history: JSONL (``.jsonl``, optionally ``.gz``), the CSV long form (``.csv``) or Parquet.
 
     Parameters
     ----------
@@ -98,17 +154,22 @@ def read_matches(path: str | os.PathLike[str], *, errors: str = "raise", progres
         records are left out, and a ``UserWarning`` says how many and quotes the first reasons (for real
         data with, say, a player listed in two teams of one match).
     progress : bool, default False
-        Show a progress bar (rich) while reading.
+        Show a progress bar (rich) while reading (JSONL and CSV).
 
     Raises
     ------
     MatchError
-        For a malformed line, naming the line number and the field; nothing is returned.
+        For a malformed line (or Parquet row), naming the line (row) number and the field; for a gzip
+        file that ends early, naming the last line read.  Nothing is returned.
+    ImportError
+        For Parquet without pyarrow (``pip install podium[tables]``).
     """
     if errors not in ("raise", "skip"):
         raise ValueError(f"'errors' must be 'raise' or 'skip'. Got {errors!r}.")
     path = Path(path)
     kind = _format_of(path)
+    if kind == "parquet":
+        return _read_parquet(path, errors)
     skipped: list[str] = []
     with _open_text(path, "r") as handle:
         bar = _Progress(path, handle, progress)
@@ -192,7 +253,20 @@ def _check_meta_finite(value: Any, where: str = "meta") -> None:
             _check_meta_finite(item, f"{where}[{i}]")
 
 
-def _read_csv(handle: IO[str], name: str, skipped: list[str] | None = None) -> Matches:
+def _read_parquet(path: Path, errors: str) -> Matches:
+    from .tables import _pyarrow, from_arrow
+
+    pa = _pyarrow()
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(path)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, OSError) as error:
+        raise MatchError(f"{path}: not a readable Parquet file ({error}).") from None
+    return from_arrow(table, errors=errors, name=str(path))
+
+
+def _read_csv(handle: Iterable[str], name: str, skipped: list[str] | None = None) -> Matches:
     """The long form: one row per player; a match's rows are contiguous, a team's rows share a rank.
 
     Player and match ids are kept exactly as written (no whitespace is stripped); a file without a
@@ -291,10 +365,22 @@ def _records(matches: Matches) -> Iterator[dict[str, Any]]:
 
 
 def write_matches(matches: Matches | Iterable[Match], path: str | os.PathLike[str]) -> None:
-    """Write a history as JSONL or the CSV long form, chosen by the file name (``.gz`` compresses)."""
+    """Write a history as JSONL, the CSV long form or Parquet, chosen by the file name (``.gz`` compresses).
+
+    Parquet (``.parquet``) holds the long form of :func:`podium.tables.to_arrow` and drops ``meta``; like the
+    CSV long form it needs every match id to be distinct (a match without an id gets its position).
+    """
     packed = matches if isinstance(matches, Matches) else Matches.from_matches(matches)
     path = Path(path)
     kind = _format_of(path)
+    if kind == "parquet":
+        from .tables import _pyarrow, to_arrow
+
+        _pyarrow()
+        import pyarrow.parquet as pq
+
+        pq.write_table(to_arrow(packed), path)
+        return
     buffer = io.StringIO()
     if kind == "jsonl":
         for record in _records(packed):

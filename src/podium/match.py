@@ -588,6 +588,40 @@ class Matches(Sequence[Match]):
         """Number of teams in each match."""
         return np.diff(self.match_start)
 
+    # -- long-form tables: podium.tables (pyarrow, pandas, polars imported on first use) --------------
+    @classmethod
+    def from_arrow(cls, table: Any, *, errors: str = "raise") -> Matches:
+        """Read the long form from a ``pyarrow.Table``; see :func:`podium.tables.from_arrow`."""
+        from .tables import from_arrow
+        return from_arrow(table, errors=errors)
+
+    @classmethod
+    def from_pandas(cls, df: Any, *, errors: str = "raise") -> Matches:
+        """Read the long form from a ``pandas.DataFrame``; see :func:`podium.tables.from_pandas`."""
+        from .tables import from_pandas
+        return from_pandas(df, errors=errors)
+
+    @classmethod
+    def from_polars(cls, df: Any, *, errors: str = "raise") -> Matches:
+        """Read the long form from a ``polars.DataFrame``; see :func:`podium.tables.from_polars`."""
+        from .tables import from_polars
+        return from_polars(df, errors=errors)
+
+    def to_arrow(self) -> Any:
+        """The long form as a ``pyarrow.Table``; see :func:`podium.tables.to_arrow`."""
+        from .tables import to_arrow
+        return to_arrow(self)
+
+    def to_pandas(self) -> Any:
+        """The long form as a ``pandas.DataFrame``; see :func:`podium.tables.to_pandas`."""
+        from .tables import to_pandas
+        return to_pandas(self)
+
+    def to_polars(self) -> Any:
+        """The long form as a ``polars.DataFrame``; see :func:`podium.tables.to_polars`."""
+        from .tables import to_polars
+        return to_polars(self)
+
 
 class _Packer:
     """Accumulates matches straight into the columnar lists of :class:`Matches`.
