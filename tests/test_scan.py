@@ -27,7 +27,7 @@ def same(a: Matches, b: Matches) -> None:
         assert x.time == y.time or (x.time is None and y.time is None)
 
 
-@pytest.mark.parametrize("suffix", [".jsonl", ".jsonl.gz", ".csv", ".csv.gz"])
+@pytest.mark.parametrize("suffix", [".jsonl", ".jsonl.gz", ".csv", ".csv.gz", ".parquet"])
 @pytest.mark.parametrize("batch", [1, 999, 5000, 100_000])
 def test_batches_are_the_history_in_order(tmp_path: Path, suffix: str, batch: int) -> None:
     matches = history()[:2000] if batch == 1 else history()

@@ -112,7 +112,7 @@ def parse_model_spec(spec: str) -> tuple[str, Model]:
 
 @app.command()
 def rate(
-    file: Annotated[Path, typer.Argument(help="Match history: .jsonl[.gz] or .csv[.gz].", exists=True, dir_okay=False)],
+    file: Annotated[Path, typer.Argument(help="Match history: .jsonl[.gz], .csv[.gz] or .parquet.", exists=True, dir_okay=False)],
     model: Annotated[str, typer.Option("--model", "-m", help=f"One of: {', '.join(MODELS)}.")] = "plackett-luce",
     set_: Annotated[list[str] | None, typer.Option("--set", help="A model parameter, param=value (repeatable).")] = None,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Write every player's rating to this CSV.")] = None,
@@ -153,7 +153,7 @@ def rate(
 
 @app.command("simulate")
 def simulate_command(
-    out: Annotated[Path, typer.Option("--out", "-o", help="Where to write the history (.jsonl[.gz] or .csv).")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Where to write the history (.jsonl[.gz], .csv[.gz] or .parquet).")],
     players: Annotated[int, typer.Option(help="Number of players.")] = 1000,
     matches: Annotated[int, typer.Option(help="Number of matches.")] = 10000,
     teams: Annotated[int, typer.Option(help="Teams per match.")] = 2,
@@ -238,7 +238,7 @@ def _default_models(matches: Matches) -> list[str]:
 
 @app.command("evaluate")
 def evaluate_command(
-    file: Annotated[Path, typer.Argument(help="Match history: .jsonl[.gz] or .csv[.gz].", exists=True, dir_okay=False)],
+    file: Annotated[Path, typer.Argument(help="Match history: .jsonl[.gz], .csv[.gz] or .parquet.", exists=True, dir_okay=False)],
     model: Annotated[list[str] | None, typer.Option(
         "--model", "-m", help="A model, NAME or NAME:param=value,... (repeatable; default: every model that fits the data).")] = None,
     fit_: Annotated[bool, typer.Option("--fit", help="Also fit each model on the first --split of the history; "
@@ -326,7 +326,7 @@ def _evaluation_figure(report: Any, matches: Matches, models: dict[str, Model], 
 
 @app.command("fit")
 def fit_command(
-    file: Annotated[Path, typer.Argument(help="Match history: .jsonl[.gz] or .csv[.gz].", exists=True, dir_okay=False)],
+    file: Annotated[Path, typer.Argument(help="Match history: .jsonl[.gz], .csv[.gz] or .parquet.", exists=True, dir_okay=False)],
     model: Annotated[str, typer.Option("--model", "-m", help="NAME or NAME:param=value,... (the fixed settings).")] = "trueskill",
     param: Annotated[list[str] | None, typer.Option("--param", "-p", help="A hyperparameter to fit (repeatable; default: the model's usual ones).")] = None,
     metric: Annotated[str, typer.Option(help="pair_log_loss, pair_error or log_likelihood.")] = "pair_log_loss",
@@ -374,7 +374,7 @@ def _match_list(matches: Matches, which: np.ndarray, k: int = 8) -> str:
 
 @app.command("check")
 def check_command(
-    file: Annotated[Path, typer.Argument(help="Match history: .jsonl[.gz] or .csv[.gz].", exists=True, dir_okay=False)],
+    file: Annotated[Path, typer.Argument(help="Match history: .jsonl[.gz], .csv[.gz] or .parquet.", exists=True, dir_okay=False)],
     thin: Annotated[int, typer.Option("--thin", help="Report large groups connected through fewer than THIN "
                                                           "matches (groups: the finest partition in which any two "
                                                           "share fewer than THIN matches).")] = 5,
@@ -471,7 +471,7 @@ def _parse_at(text: str, is_date: bool) -> float:
 
 @app.command("audit")
 def audit_command(
-    file: Annotated[Path, typer.Argument(help="Match history: .jsonl[.gz] or .csv[.gz].", exists=True, dir_okay=False)],
+    file: Annotated[Path, typer.Argument(help="Match history: .jsonl[.gz], .csv[.gz] or .parquet.", exists=True, dir_okay=False)],
     model: Annotated[str | None, typer.Option("--model", "-m", help="NAME or NAME:param=value,... (default: TrueSkill fitted to the history).")] = None,
     alpha: Annotated[float, typer.Option(help="Family-wise error rate: the chance of any flag in an honest history.")] = 0.01,
     min_meetings: Annotated[int, typer.Option("--min-meetings", help="Decided meetings a pair needs to be tested.")] = 8,
@@ -509,7 +509,7 @@ def audit_command(
 
 @app.command("smooth")
 def smooth_command(
-    file: Annotated[Path, typer.Argument(help="Match history: .jsonl[.gz] or .csv[.gz].", exists=True, dir_okay=False)],
+    file: Annotated[Path, typer.Argument(help="Match history: .jsonl[.gz], .csv[.gz] or .parquet.", exists=True, dir_okay=False)],
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Write every player's smoothed skill at each of their batches "
                                                              "(player, time, match, mu, sigma) to this CSV.")] = None,
     plot: Annotated[Path | None, typer.Option("--plot", help="Write a figure of the leaders' smoothed trajectories "

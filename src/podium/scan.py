@@ -52,7 +52,8 @@ def scan_matches(path: str | os.PathLike[str], *, batch_size: int = 100_000, err
     kind = _format_of(path)
     skipped: list[str] = []
     if kind == "parquet":
-        yield from _scan_parquet(path, batch_size)
+        yield from _scan_parquet(path, batch_size, errors, skipped)
+        _warn_skipped(path, skipped)
         return
     with _open_text(path, "r") as handle:
         bar = _Progress(path, handle, progress)
@@ -63,10 +64,14 @@ def scan_matches(path: str | os.PathLike[str], *, batch_size: int = 100_000, err
                 yield from _scan_csv(handle, str(path), batch_size, skipped if errors == "skip" else None, bar)
         finally:
             bar.close()
+    _warn_skipped(path, skipped)
+
+
+def _warn_skipped(path: Path, skipped: list[str]) -> None:
     if skipped:
         shown = "; ".join(skipped[:3])
         warnings.warn(f"{path}: skipped {len(skipped)} malformed record(s): {shown}{' ...' if len(skipped) > 3 else ''}",
-                      UserWarning, stacklevel=2)
+                      UserWarning, stacklevel=3)
 
 
 def _scan_jsonl(handle: IO[str], name: str, batch_size: int, skipped: list[str] | None,
@@ -139,44 +144,49 @@ def _csv_batch(header: list[str], rows: list[list[str]], name: str, first_line: 
         raise MatchError(f"{error} (in the batch of rows from line {first_line} on)") from None
 
 
-def _scan_parquet(path: Path, batch_size: int) -> Iterator[Matches]:
-    """Parquet in the long form, row groups read as they come; a match cut by a batch's end is carried over."""
+def _scan_parquet(path: Path, batch_size: int, errors: str, skipped: list[str]) -> Iterator[Matches]:
+    """Parquet in the long form, read a record batch at a time and cut between matches into batches of exactly
+    ``batch_size`` matches (the last may be shorter).  Rows are counted within each batch in messages, which
+    name the batch's first match."""
     try:
+        import numpy as np
         import pyarrow as pa
+        import pyarrow.compute as pc
         import pyarrow.parquet as pq
     except ImportError:  # pragma: no cover - the tables extra
         raise ImportError("Reading Parquet needs pyarrow: pip install 'podium[tables]'.") from None
+
+    def run_starts(table: pa.Table) -> np.ndarray:
+        column = table.column("match")
+        if table.num_rows < 2:
+            return np.zeros(min(1, table.num_rows), dtype=np.int64)
+        changed = pc.not_equal(column.slice(1), column.slice(0, table.num_rows - 1))
+        return np.r_[0, np.flatnonzero(changed.to_numpy(zero_copy_only=False)) + 1].astype(np.int64)
+
+    buffer: pa.Table | None = None
+    for record_batch in pq.ParquetFile(path).iter_batches(batch_size=max(65_536, 4 * batch_size)):
+        piece = pa.Table.from_batches([record_batch])
+        buffer = piece if buffer is None else pa.concat_tables([buffer, piece])
+        starts = run_starts(buffer)
+        while len(starts) > batch_size:  # batch_size whole matches, and the start of one more
+            cut = int(starts[batch_size])
+            yield _from_table(buffer.slice(0, cut), path, errors, skipped)
+            buffer = buffer.slice(cut)
+            starts = starts[batch_size:] - cut
+    if buffer is not None and buffer.num_rows:
+        starts = run_starts(buffer)
+        for first in range(0, len(starts), batch_size):
+            stop = int(starts[first + batch_size]) if first + batch_size < len(starts) else buffer.num_rows
+            yield _from_table(buffer.slice(int(starts[first]), stop - int(starts[first])), path, errors, skipped)
+
+
+def _from_table(table: object, path: Path, errors: str, skipped: list[str]) -> Matches:
     from .tables import from_arrow
 
-    source = pq.ParquetFile(path)
-    carry: pa.Table | None = None
-    pending: list[pa.Table] = []
-    matches = 0
-    for record_batch in source.iter_batches(batch_size=max(1024, batch_size * 2)):
-        table = pa.Table.from_batches([record_batch])
-        if carry is not None:
-            table = pa.concat_tables([carry, table])
-            carry = None
-        ids = table.column("match").to_pylist()
-        if not ids:
-            continue
-        # Hold back the last match (it may go on in the next batch).
-        cut = len(ids) - 1
-        while cut > 0 and ids[cut - 1] == ids[-1]:
-            cut -= 1
-        carry = table.slice(cut)
-        table = table.slice(0, cut)
-        if table.num_rows:
-            pending.append(table)
-            matches += _count_runs(ids[:cut])
-        if matches >= batch_size:
-            yield from_arrow(pa.concat_tables(pending))
-            pending, matches = [], 0
-    if carry is not None and carry.num_rows:
-        pending.append(carry)
-    if pending:
-        yield from_arrow(pa.concat_tables(pending))
+    first = table.column("match")[0].as_py() if table.num_rows else None  # type: ignore[attr-defined]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", UserWarning)
+        batch = from_arrow(table, errors=errors, name=f"{path} (the batch from match {first!r})")
+    skipped.extend(str(w.message) for w in caught)
+    return batch
 
-
-def _count_runs(ids: list[object]) -> int:
-    return sum(1 for i, value in enumerate(ids) if i == 0 or value != ids[i - 1])
