@@ -42,6 +42,7 @@ import json
 import math
 import time
 from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -308,19 +309,24 @@ def _predict_smoother(model: TrueSkillThroughTime, s: _Structure) -> _Prediction
     return _Predictions(nan, nan, None, None, time.perf_counter() - began, pairs=False, evidence=_mean(terms))
 
 
-def _predict(model: Any, s: _Structure, want_ll: bool = True, want_tight: bool = True) -> _Predictions:
+def _check_model(model: Any) -> None:
+    """A TypeError unless ``model`` is a podium model instance, a smoother or a :class:`Rater`."""
     if isinstance(model, type):
         raise TypeError(f"'models' values must be model instances; got the class {model.__name__}. "
                         f"Pass {model.__name__}() instead.")
+    if not isinstance(model, (Model, TrueSkillThroughTime, Rater)):
+        raise TypeError(
+            f"'models' values must be podium models or objects with rate(match, ratings) and "
+            f"win_probabilities(teams, ratings). Got {type(model).__name__}: {model!r:.80}.")
+
+
+def _predict(model: Any, s: _Structure, want_ll: bool = True, want_tight: bool = True) -> _Predictions:
+    _check_model(model)
     if isinstance(model, Model):
         return _predict_podium(model, s, want_ll, want_tight)
     if isinstance(model, TrueSkillThroughTime):
         return _predict_smoother(model, s)
-    if isinstance(model, Rater):
-        return _predict_rater(model, s, want_ll, want_tight)
-    raise TypeError(
-        f"'models' values must be podium models or objects with rate(match, ratings) and "
-        f"win_probabilities(teams, ratings). Got {type(model).__name__}: {model!r:.80}.")
+    return _predict_rater(model, s, want_ll, want_tight)
 
 
 # -- metrics -----------------------------------------------------------------------------------------------
@@ -553,6 +559,25 @@ def _as_matches(matches: Matches | Iterable[Match]) -> Matches:
     return Matches.from_matches(matches)
 
 
+def _check_executor(executor: Any) -> Executor | None:
+    """``executor`` itself if it is None or a :class:`concurrent.futures.Executor`, else a TypeError."""
+    if executor is not None and not isinstance(executor, Executor):
+        raise TypeError(
+            "'executor' must be a concurrent.futures.Executor (a ThreadPoolExecutor, a ProcessPoolExecutor, "
+            f"dask.distributed's Client.get_executor(), ...) or None. Got {type(executor).__name__}: {executor!r:.80}.")
+    return executor
+
+
+def _gather(futures: Sequence[Future[Any]]) -> list[Any]:
+    """The futures' results in order; on the first failure the others are cancelled and the error raised."""
+    try:
+        return [f.result() for f in futures]
+    except BaseException:
+        for f in futures:
+            f.cancel()
+        raise
+
+
 def _check_count(name: str, value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
         raise ValueError(f"'{name}' must be an int >= 0. Got {value!r} instead.")
@@ -567,6 +592,7 @@ def evaluate(
     challenge: float = 0.2,
     start: int = 0,
     connected_only: bool = False,
+    executor: Executor | None = None,
 ) -> Report:
     """Prequential evaluation of several models on one history (TrueSkill paper, section 5).
 
@@ -599,6 +625,15 @@ def evaluate(
         player's first match is never connected.  Connected *before* the match, not in the whole history: a
         component that the later history joins says nothing about the ratings at the time.  The report counts
         what was left out (``dropped_pairs``, ``dropped_matches``).
+    executor : concurrent.futures.Executor, optional
+        Compute each model's predictions as a task of this executor (a ``ThreadPoolExecutor``, a
+        ``ProcessPoolExecutor``, or a cluster's: ``dask.distributed.Client(...).get_executor()``); the
+        metrics are then computed here from the predictions.  The report is the same as without one, except
+        the ``seconds`` column (each model's time in its task).  Each task carries its model and the
+        history's structure (its matches and pairs: a few hundred bytes a match), so a
+        process or cluster executor pays that transfer once per model; its models must be picklable
+        (podium's are) and each worker process compiles podium's kernels on first use (or loads them from
+        numba's cache).  Default: one model after the other, in this thread.
 
     Returns
     -------
@@ -623,11 +658,18 @@ def evaluate(
     start = _check_count("start", start)
     if not isinstance(connected_only, (bool, np.bool_)):
         raise ValueError(f"'connected_only' must be a bool. Got {connected_only!r:.80} instead.")
+    executor = _check_executor(executor)
     packed = _as_matches(matches)
     if start > len(packed):
         raise ValueError(f"'start' must be at most the number of matches ({len(packed)}). Got {start}.")
     s = _Structure(packed, start, min_games, bool(connected_only))
-    preds = {name: _predict(model, s, True, True) for name, model in models.items()}
+    if executor is None:
+        preds = {name: _predict(model, s, True, True) for name, model in models.items()}
+    else:
+        for model in models.values():  # a class or a non-model fails here, before any task is sent
+            _check_model(model)
+        futures = [executor.submit(_predict, model, s, True, True) for model in models.values()]
+        preds = dict(zip(models, _gather(futures)))
     scores: dict[str, dict[str, float]] = {}
     for name, pred in preds.items():
         scores[name] = {m: _metric(s, pred, m) for m in METRICS}
