@@ -191,6 +191,12 @@ def read_matches(path: str | os.PathLike[str], *, errors: str = "raise", progres
 
 def _read_jsonl(handle: Iterable[str], name: str, skipped: list[str] | None = None,
                 bar: _Progress | None = None) -> Matches:
+    return next(_jsonl_batches(handle, name, skipped, bar, None))
+
+
+def _jsonl_batches(handle: Iterable[str], name: str, skipped: list[str] | None, bar: _Progress | None,
+                   batch_size: int | None) -> Iterator[Matches]:
+    """The records of ``handle`` packed ``batch_size`` matches at a time (``None``: all of them, in one)."""
     builder = _Packer()
     for number, line in enumerate(handle, start=1):
         if bar is not None and number % 8192 == 0:
@@ -201,6 +207,15 @@ def _read_jsonl(handle: Iterable[str], name: str, skipped: list[str] | None = No
             if skipped is None:
                 raise
             skipped.append(str(error))
+            continue
+        if batch_size is not None and len(builder.ids) >= batch_size:
+            yield _built(builder, name)
+            builder = _Packer()
+    if builder.ids or batch_size is None:
+        yield _built(builder, name)
+
+
+def _built(builder: _Packer, name: str) -> Matches:
     try:
         return builder.build()
     except MatchError as error:

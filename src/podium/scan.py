@@ -20,8 +20,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
-from .io import _format_of, _open_text, _parse_record, _Progress, _read_csv
-from .match import MatchError, Matches, _Packer
+from .io import _format_of, _jsonl_batches, _open_text, _Progress, _read_csv
+from .match import MatchError, Matches
 
 __all__ = ["scan_matches"]
 
@@ -59,7 +59,7 @@ def scan_matches(path: str | os.PathLike[str], *, batch_size: int = 100_000, err
         bar = _Progress(path, handle, progress)
         try:
             if kind == "jsonl":
-                yield from _scan_jsonl(handle, str(path), batch_size, skipped if errors == "skip" else None, bar)
+                yield from _jsonl_batches(handle, str(path), skipped if errors == "skip" else None, bar, batch_size)
             else:
                 yield from _scan_csv(handle, str(path), batch_size, skipped if errors == "skip" else None, bar)
         finally:
@@ -72,33 +72,6 @@ def _warn_skipped(path: Path, skipped: list[str]) -> None:
         shown = "; ".join(skipped[:3])
         warnings.warn(f"{path}: skipped {len(skipped)} malformed record(s): {shown}{' ...' if len(skipped) > 3 else ''}",
                       UserWarning, stacklevel=3)
-
-
-def _scan_jsonl(handle: IO[str], name: str, batch_size: int, skipped: list[str] | None,
-                bar: _Progress) -> Iterator[Matches]:
-    builder = _Packer()
-    for number, line in enumerate(handle, start=1):
-        if number % 8192 == 0:
-            bar.update()
-        try:
-            _parse_record(builder, line, number, name)
-        except MatchError as error:
-            if skipped is None:
-                raise
-            skipped.append(str(error))
-            continue
-        if len(builder.ids) >= batch_size:
-            yield _built(builder, name)
-            builder = _Packer()
-    if builder.ids:
-        yield _built(builder, name)
-
-
-def _built(builder: _Packer, name: str) -> Matches:
-    try:
-        return builder.build()
-    except MatchError as error:
-        raise MatchError(f"{name}: {error}") from None
 
 
 def _scan_csv(handle: IO[str], name: str, batch_size: int, skipped: list[str] | None, bar: _Progress
