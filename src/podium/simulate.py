@@ -38,6 +38,13 @@ class Simulation:
     slot_skills: NDArray[np.float64] | None = None
 
 
+def _check_ints(fields: Sequence[tuple[str, Any, int]]) -> None:
+    """Each ``(name, value, least)``: an int (not a bool) of at least ``least``, else ``ValueError`` naming it."""
+    for name, value, low in fields:
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
+            raise ValueError(f"'{name}' must be an int >= {low}. Got {value!r}.")
+
+
 def _draw_margin(draw_probability: float, team_size: float) -> float:
     """The margin ``eps`` with ``P(|X_1 - X_2| <= eps) = draw_probability`` for two equal teams.
 
@@ -177,10 +184,8 @@ def simulate(
     else:
         names = list(players)
     sizes_given = not isinstance(team_size, (bool, numbers.Integral))
-    for field, value, low in (("matches", matches, 0), ("teams", teams, 2), ("party_size", party_size, 2)) + (
-            () if sizes_given else (("team_size", team_size, 1),)):
-        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
-            raise ValueError(f"'{field}' must be an int >= {low}. Got {value!r}.")
+    _check_ints((("matches", matches, 0), ("teams", teams, 2), ("party_size", party_size, 2)) + (
+        () if sizes_given else (("team_size", team_size, 1),)))
     matches, teams, party_size = int(matches), int(teams), int(party_size)
     if sizes_given:
         try:
@@ -338,11 +343,9 @@ def simulate_abuse(
         Passed to :func:`simulate` (``teams``, ``team_size``, ``draw_probability``, ``skill_sd``, ``activity``,
         ``parties``...).
     """
-    for name, value, low in (("players", players, 2), ("matches", matches, 0), ("win_trading", win_trading, 0),
-                             ("farming", farming, 0), ("sandbagging", sandbagging, 0), ("trades", trades, 1),
-                             ("accounts", accounts, 1), ("account_games", account_games, 1), ("dive", dive, 1)):
-        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
-            raise ValueError(f"'{name}' must be an int >= {low}. Got {value!r}.")
+    _check_ints((("players", players, 2), ("matches", matches, 0), ("win_trading", win_trading, 0),
+                 ("farming", farming, 0), ("sandbagging", sandbagging, 0), ("trades", trades, 1),
+                 ("accounts", accounts, 1), ("account_games", account_games, 1), ("dive", dive, 1)))
     for label, prob in (("throw", throw), ("farmer_quantile", farmer_quantile)):
         if isinstance(prob, bool) or not (isinstance(prob, (int, float)) and 0.0 < prob <= 1.0):
             raise ValueError(f"'{label}' must be in (0, 1]. Got {prob!r}.")
