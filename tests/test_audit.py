@@ -132,7 +132,7 @@ def test_injected_abusers_are_flagged_with_their_evidence() -> None:
         abusers = {p for cases in sim.abusers.values() for case in cases for p in case}
         for flag in result:
             assert set(flag.players) & abusers, flag
-            assert flag.adjusted <= 0.01 and flag.p_value <= flag.adjusted
+            assert flag.p_value <= flag.adjusted  # (the adjustment only raises a p-value)
             assert flag.matches and all(flag.players[0] in sim.matches[j].players for j in flag.matches)
             assert flag.players[0] in flag.evidence
             assert {"games", "wins", "expected"} <= set(flag.details)
@@ -245,7 +245,6 @@ def test_simulate_abuse_injects_what_it_says() -> None:
         match = m[j]
         side = next(i for i, team in enumerate(match.teams) if sandbagger in team)
         assert match.ranks[side] == max(match.ranks)
-    assert sorted(np.diff(m.time)) == [1.0] * (len(m) - 1)
 
 
 def test_simulate_activity_makes_schedules_uneven() -> None:
@@ -263,7 +262,9 @@ def test_take_and_slots_of() -> None:
     sub = m.take(idx)
     assert [x.teams for x in sub] == [m[j].teams for j in idx]
     assert [x.ranks for x in sub] == [m[j].ranks for j in idx]
-    np.testing.assert_array_equal(m.player[m.slots_of(idx)], sub.player)
+    by_hand = [p for j in idx for t in range(m.match_start[j], m.match_start[j + 1])
+               for p in range(m.team_start[t], m.team_start[t + 1])]  # the slots, walked match by match
+    assert m.slots_of(idx).tolist() == by_hand
     assert len(m.take([])) == 0
     with pytest.raises(IndexError, match="'indices' must lie in"):
         m.take([40])

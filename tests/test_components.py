@@ -355,8 +355,6 @@ def test_leaderboard_marks_and_filters_players_outside_the_largest_component() -
     assert {row.player for row in league.leaderboard(connected_only=True)} == set("abcxy")
     with pytest.raises(TypeError, match="'connected_only' must be a bool"):
         league.leaderboard(connected_only="yes")  # type: ignore[arg-type]
-    # Existing constructions of a row keep working: connected defaults to True.
-    assert podium.LeaderboardRow(1, "p", 1500.0, 0.0, 1500.0, 0).connected
 
 
 def test_leaderboard_ties_for_the_largest_go_to_the_component_seen_first() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import math
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -57,19 +58,32 @@ def test_replaying_batches_equals_replaying_the_whole(tmp_path: Path, model: pod
 
 
 def test_batches_sharing_a_growing_player_list() -> None:
-    """Batches whose player list is one list grown at its end map each player once and rate as the whole."""
-    matches = history()
+    """Batches whose player list is one list, grown at its end just before each batch is replayed, map each
+    player once and rate as the whole."""
+    matches = podium.simulate(20_000, 5000, seed=3).matches  # new players in every batch
     names: list[str] = []
     index: dict[str, int] = {}
-    batches = []
-    for start in range(0, len(matches), 1000):
-        part = matches[start:start + 1000]
-        remap = np.array([index.setdefault(p, len(index)) for p in part.players], dtype=np.int64)
-        names.extend(p for p in index if p not in set(names))  # (small: a test)
-        batches.append(Matches(part.match_start, part.team_start, part.team_rank, remap[part.player], part.weight,
-                               part.time, names, part.ids, validate=False))
+
+    def batches() -> Iterator[Matches]:
+        for start in range(0, len(matches), 1000):
+            part = matches[start:start + 1000]
+            used = np.unique(part.player)
+            for p in (part.players[i] for i in used.tolist()):
+                if p not in index:
+                    index[p] = len(index)
+                    names.append(p)  # the same list object, longer than when the last batch was replayed
+            remap = np.full(len(part.players), -1, dtype=np.int64)
+            remap[used] = [index[part.players[i]] for i in used.tolist()]
+            yield Matches(part.match_start, part.team_start, part.team_rank, remap[part.player], part.weight,
+                          part.time, names, part.ids, validate=False)
+
+    grown = []
     whole = League(podium.TrueSkill(), keep_history=False).record_many(matches)
-    shared = League(podium.TrueSkill(), keep_history=False).record_many(iter(batches))
+    shared = League(podium.TrueSkill(), keep_history=False)
+    for batch in batches():
+        grown.append(len(names))
+        shared.record_many(iter([batch]))
+    assert grown == sorted(grown) and grown[0] < grown[-1]  # the list did grow between batches
     assert shared.ratings == whole.ratings
 
 

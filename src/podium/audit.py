@@ -207,12 +207,7 @@ def hoeffding_lower(score: NDArray[np.float64], p: NDArray[np.float64]) -> float
     n = len(score)
     if n == 0:
         return 1.0
-    s = float(np.mean(score))
-    q = float(np.clip(np.mean(p), 1e-300, 1.0 - 1e-16))
-    if s >= q:
-        return 1.0
-    kl = (s * math.log(s / q) if s > 0 else 0.0) + ((1.0 - s) * math.log((1.0 - s) / (1.0 - q)) if s < 1 else 0.0)
-    return math.exp(-n * kl)
+    return math.exp(_kl_log_tail(float(np.mean(score)), float(np.mean(p)), n))
 
 
 def holm(p_values: Sequence[float], total: int) -> NDArray[np.float64]:
@@ -386,7 +381,7 @@ class _Ablated:
         self.r = r
         self.mu, self.sigma, self.since, self.when = mu, sigma, since, when
         self.end_mu, self.end_sigma, self.end_time = end_mu, end_sigma, end_time
-        self.dynamics = _dynamics(r.model)
+        self.dynamics = r.model._skill_dynamics()
         self.total = np.bincount(r.matches.player, minlength=len(r.matches.players))
 
     def skill(self, slots: NDArray[np.int64], anchor: NDArray[np.int64] | None = None
@@ -417,16 +412,6 @@ class _Ablated:
         end_var = self.end_sigma[player] ** 2 + per_game * later + per_time * after
         better = end_var < var
         return np.where(better, self.end_mu[player], mu), np.sqrt(np.where(better, end_var, var))
-
-
-def _dynamics(model: Model) -> tuple[float, float] | None:
-    """``(variance per game, variance per unit of time)`` by which the model lets a skill move between games
-    (TrueSkill's ``tau^2`` and ``drift^2``), or ``None`` where it keeps no such account."""
-    from .models.trueskill import TrueSkill
-
-    if isinstance(model, TrueSkill):
-        return float(model.tau) ** 2, float(model.drift) ** 2
-    return None
 
 
 def _decided(la: NDArray[np.float64], lb: NDArray[np.float64]) -> NDArray[np.float64]:

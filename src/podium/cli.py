@@ -646,51 +646,52 @@ def serve(
     host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
     workers: Annotated[int, typer.Option(help="Server processes sharing the database.")] = 1,
-    max_body: Annotated[int, typer.Option("--max-body", help="Largest request body, in bytes.")] = 256 * 1024,
-    # (the defaults are Settings'; each limit can also come from its PODIUM_* environment variable)
-    token_rate: Annotated[float, typer.Option("--token-rate", envvar="PODIUM_TOKEN_RATE", help=(
-        "Requests per second, sustained, per token (bearer or session); 0 = no limit."))] = 20.0,
-    token_burst: Annotated[int, typer.Option("--token-burst", envvar="PODIUM_TOKEN_BURST", help=(
-        "Requests a token may make at once."))] = 200,
-    address_rate: Annotated[float, typer.Option("--address-rate", envvar="PODIUM_ADDRESS_RATE", help=(
-        "Requests per second, sustained, per client address without a token; 0 = no limit."))] = 10.0,
-    address_burst: Annotated[int, typer.Option("--address-burst", envvar="PODIUM_ADDRESS_BURST", help=(
-        "Such requests at once from one address."))] = 100,
-    trust_forwarded_host: Annotated[bool, typer.Option("--trust-forwarded-host", envvar="PODIUM_TRUST_FORWARDED_HOST",
-        help="Check form posts against X-Forwarded-Host (only behind a proxy that sets it).")] = False,
-    replay_chunk: Annotated[int, typer.Option("--replay-chunk", envvar="PODIUM_REPLAY_CHUNK", help=(
-        "Matches per chunk when a void or correction replays the log."))] = 2_000,
+    # Unset options take the PODIUM_* environment variable, else Settings' default (given in each help); the
+    # settings without an option (PODIUM_PROVISIONAL_GAMES, PODIUM_INTEGRITY_MAX_MATCHES) come the same way.
+    max_body: Annotated[int | None, typer.Option("--max-body", help="Largest request body, in bytes (256 KiB).")] = None,
+    token_rate: Annotated[float | None, typer.Option("--token-rate", help=(
+        "Requests per second, sustained, per token (bearer or session); 0 = no limit (20)."))] = None,
+    token_burst: Annotated[int | None, typer.Option("--token-burst", help=(
+        "Requests a token may make at once (200)."))] = None,
+    address_rate: Annotated[float | None, typer.Option("--address-rate", help=(
+        "Requests per second, sustained, per client address without a token; 0 = no limit (10)."))] = None,
+    address_burst: Annotated[int | None, typer.Option("--address-burst", help=(
+        "Such requests at once from one address (100)."))] = None,
+    trust_forwarded_host: Annotated[bool | None, typer.Option("--trust-forwarded-host", help=(
+        "Check form posts against X-Forwarded-Host (only behind a proxy that sets it)."))] = None,
+    replay_chunk: Annotated[int | None, typer.Option("--replay-chunk", help=(
+        "Matches per chunk when a void or correction replays the log (2,000)."))] = None,
 ) -> None:
     """Run the league server (JSON API under /api/v1, pages at /).
 
     Each server process keeps its own rate-limit buckets: with --workers N a client can get up to N times
     the limits.
     """
+    import dataclasses
     import os
 
     import uvicorn
 
-    from .server import Settings, create_app
+    from .server import create_app
+    from .server.app import ENVIRONMENT, settings_from_env
     from .server.settings import SWITCH_INTERVAL
 
-    try:
-        settings = Settings(db=db or "podium.db", max_body_bytes=max_body, token_rate=token_rate,
-                            token_burst=token_burst, address_rate=address_rate, address_burst=address_burst,
-                            trust_forwarded_host=trust_forwarded_host, replay_chunk=replay_chunk)
+    given: dict[str, Any] = {
+        "db": db, "max_body_bytes": max_body, "token_rate": token_rate, "token_burst": token_burst,
+        "address_rate": address_rate, "address_burst": address_burst, "trust_forwarded_host": trust_forwarded_host,
+        "replay_chunk": replay_chunk}
+    try:  # the environment's settings (app_from_env's very ones), with the options given over them
+        settings = dataclasses.replace(settings_from_env(), **{k: v for k, v in given.items() if v is not None})
     except ValueError as error:
         raise typer.BadParameter(str(error)) from None
-    engine = _engine(db)  # migrate once, before any worker starts
+    engine = _engine(settings.db)  # migrate once, before any worker starts
     engine.dispose()
     sys.setswitchinterval(SWITCH_INTERVAL)
     notes.print(f"podium league server on http://{host}:{port}/ ({settings.url.split('://')[0]}, {workers} worker(s))")
-    if workers > 1:
-        os.environ["PODIUM_DB"] = settings.db
-        os.environ["PODIUM_MAX_BODY"] = str(max_body)
-        for variable, value in (("PODIUM_TOKEN_RATE", token_rate), ("PODIUM_TOKEN_BURST", token_burst),
-                                ("PODIUM_ADDRESS_RATE", address_rate), ("PODIUM_ADDRESS_BURST", address_burst),
-                                ("PODIUM_TRUST_FORWARDED_HOST", int(trust_forwarded_host)),
-                                ("PODIUM_REPLAY_CHUNK", replay_chunk)):
-            os.environ[variable] = repr(value)
+    if workers > 1:  # the workers build their settings from the environment (app_from_env): all of them
+        for variable, name in ENVIRONMENT.items():
+            value = getattr(settings, name)
+            os.environ[variable] = value if isinstance(value, str) else str(int(value) if isinstance(value, bool) else value)
         uvicorn.run("podium.server.app:app_from_env", factory=True, host=host, port=port, workers=workers,
                     log_level="warning")
     else:

@@ -18,7 +18,7 @@ import os
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from .io import _format_of, _jsonl_batches, _open_text, _Progress, _read_csv
 from .match import MatchError, Matches
@@ -121,22 +121,22 @@ def _scan_parquet(path: Path, batch_size: int, errors: str, skipped: list[str]) 
     """Parquet in the long form, read a record batch at a time and cut between matches into batches of exactly
     ``batch_size`` matches (the last may be shorter).  Rows are counted within each batch in messages, which
     name the batch's first match."""
-    try:
-        import numpy as np
-        import pyarrow as pa
-        import pyarrow.compute as pc
-        import pyarrow.parquet as pq
-    except ImportError:  # pragma: no cover - the tables extra
-        raise ImportError("Reading Parquet needs pyarrow: pip install 'podium[tables]'.") from None
+    import numpy as np
 
-    def run_starts(table: pa.Table) -> np.ndarray:
+    from .tables import _pyarrow
+
+    pa = _pyarrow()  # (a clear message where the tables extra is not installed)
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    def run_starts(table: Any) -> np.ndarray:
         column = table.column("match")
         if table.num_rows < 2:
             return np.zeros(min(1, table.num_rows), dtype=np.int64)
         changed = pc.not_equal(column.slice(1), column.slice(0, table.num_rows - 1))
         return np.r_[0, np.flatnonzero(changed.to_numpy(zero_copy_only=False)) + 1].astype(np.int64)
 
-    buffer: pa.Table | None = None
+    buffer: Any = None
     for record_batch in pq.ParquetFile(path).iter_batches(batch_size=max(65_536, 4 * batch_size)):
         piece = pa.Table.from_batches([record_batch])
         buffer = piece if buffer is None else pa.concat_tables([buffer, piece])

@@ -283,6 +283,12 @@ class Model(Hyperparameters, ABC):
         team performances (a spread or a deviation shared by the pair); ``None``: from :meth:`_predictive`."""
         return None
 
+    def _skill_dynamics(self) -> tuple[float, float] | None:
+        """``(variance per game, variance per unit of time)`` by which the model lets a skill move between a
+        player's games, or ``None`` where it keeps no such account (:func:`podium.audit` widens a rating by it
+        for the games between the rating and a tested game)."""
+        return None
+
     @abstractmethod
     def _log_win(self, packed: Matches, mu: NDArray[np.float64], sigma: NDArray[np.float64]) -> NDArray[np.float64]:
         """``log P(team i finishes first)`` for the teams of a one-match ``packed``."""

@@ -855,6 +855,10 @@ class TrueSkill(Model):
         tm, tv, _ = self._team_predictive(packed, mu, sigma)
         return tm, np.sqrt(tv), "gaussian", 0.0
 
+    def _skill_dynamics(self) -> tuple[float, float]:
+        # tau^2 before each of a player's matches, drift^2 per unit of time (the module docstring's dynamics)
+        return float(self.tau) ** 2, float(self.drift) ** 2
+
     def _log_win(self, packed: Matches, mu: NDArray[np.float64], sigma: NDArray[np.float64]) -> NDArray[np.float64]:
         tm, tv, _ = self._team_predictive(packed, mu, sigma)
         return log_win_probabilities(tm, scale=np.sqrt(tv))

@@ -55,7 +55,7 @@ MATCH_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,63}")
 _BAD_NAME = re.compile(r"[\x00-\x1f\x7f<>&\"`;/\\]")
 MAX_NAME = 64
 MAX_META_DEPTH = 16
-REPLAY_CHUNK = 2_000  # matches per chunk when the log is replayed (Settings.replay_chunk): ~12 MB
+REPLAY_CHUNK = 2_000  # matches per chunk when the log is replayed (Settings.replay_chunk)
 
 
 class StoreError(Exception):
