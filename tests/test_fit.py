@@ -26,7 +26,7 @@ from scipy import integrate, stats
 
 import podium
 from podium import Elo, Matches, Rating, Thurstone, TrueSkill
-from podium.models.trueskill import log_match_quality
+from podium.kernels.trueskill import log_match_quality
 from podium.ordering import GAUSSIAN, GUMBEL, LOGISTIC, SKEW_NORMAL, log_win_pair
 
 fit_module = importlib.import_module("podium.fit")  # the module (``podium.fit`` is the function)

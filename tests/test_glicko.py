@@ -14,7 +14,7 @@ import pytest
 
 import podium
 from podium import Glicko2, League, Match, PlayerState, Rating
-from podium.models.glicko import SCALE, expected_score, glicko_g, period_update
+from podium.kernels.glicko import SCALE, expected_score, glicko_g, period_update
 
 NAN = math.nan
 
@@ -284,7 +284,8 @@ def test_periods_of_huge_times_stay_apart() -> None:
 
 
 def test_lockstep_volatilities_are_each_players_own_to_the_bit() -> None:
-    from podium.models.glicko import _DELTA2, _OUT, _PHI2, _SIGMA2, _V, _WORK, new_volatilities, new_volatility
+    from podium.kernels.glicko import _DELTA2, _OUT, _PHI2, _SIGMA2, _V
+    from podium.kernels.glicko import _WORK, new_volatilities, new_volatility
 
     rng = np.random.default_rng(6)
     n = 64

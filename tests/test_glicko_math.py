@@ -18,7 +18,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from podium.models.glicko import SCALE, expected_score, glicko_g, new_volatility, period_update
+from podium.kernels.glicko import SCALE, expected_score, glicko_g, new_volatility, period_update
 
 EPSILON = 1e-6  # Glickman's convergence tolerance; glicko2 2.1.0 uses the same (``eps = 0.000001``)
 Opponents = list[tuple[float, float, float]]  # (rating, RD, score) in rating points

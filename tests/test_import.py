@@ -14,9 +14,9 @@ import json, time
 t = time.perf_counter()
 import podium
 elapsed = time.perf_counter() - t
-from podium.league import replay_likelihood
-from podium.models.elo import pair_outcome, pairwise_gradient
-from podium.models.plackett_luce import plackett_luce_gradient
+from podium.kernels.elo import replay_likelihood
+from podium.kernels.elo import pair_outcome, pairwise_gradient
+from podium.luce import plackett_luce_gradient
 kernels = (replay_likelihood, pair_outcome, pairwise_gradient, plackett_luce_gradient)
 compiled_at_import = sum(len(k.signatures) for k in kernels)
 podium.PlackettLuce().rate(podium.Match.ffa(["a", "b", "c"]), {})

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from podium import Match, PlackettLuce, Rating
-from podium.models.plackett_luce import censored_block
+from podium.luce import censored_block
 
 NATURAL = {"scale": 1.0, "initial": 0.0, "k": 1.0}
 

@@ -436,7 +436,7 @@ def test_deferred_log_likelihoods_equal_the_ones_the_replay_writes() -> None:
     """League defers TrueSkill's log-likelihoods to when they are read; they must be the replay's own numbers
     (reference: the replay kernel writing them inline, on the same batches and states), across batches,
     players who return within a batch, duels, teams, draws, non-finishers and a state set between batches."""
-    from podium.models.base import _History, _State
+    from podium.kernels.common import History, State
 
     rng = np.random.default_rng(14)
     names = [f"p{i}" for i in range(12)]
@@ -465,9 +465,9 @@ def test_deferred_log_likelihoods_equal_the_ones_the_replay_writes() -> None:
         chunk = Matches.from_matches(matches[lo:hi])
         league.record_many(chunk)
         rows = np.array([index[p] for p in chunk.players], dtype=np.int64)
-        state = _State(mu, sigma)
+        state = State(mu, sigma)
         out = np.empty(len(chunk))
-        model._replay(chunk, rows, state, _History(len(chunk.player)), out)
+        model._replay(chunk, rows, state, History(len(chunk.player)), out)
         expected.append(out)
     got = league.log_likelihoods
     assert np.array_equal(got, np.concatenate(expected))

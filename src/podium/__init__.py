@@ -10,11 +10,12 @@ from .components import Components, ThinLink, components
 from .evaluate import Report, evaluate
 from .fit import FitResult, fit
 from .io import read_matches, write_matches
-from .league import LeaderboardRow, League, PlayerState, Trajectory
-from .match import Match, MatchError, Matches
+from .league import League, PlayerState, Trajectory
+from .match import Match, MatchError
+from .matches import Matches
 from .models import (ConvergenceWarning, Elo, Glicko2, Model, PairwiseElo, PlackettLuce, Smoothed, SmoothTrajectory, Thurstone,
                      TrueSkill, TrueSkillThroughTime)
-from .rating import Rating
+from .rating import LeaderboardRow, Rating
 from .scan import scan_matches
 from .simulate import AbuseSimulation, Simulation, simulate, simulate_abuse
 

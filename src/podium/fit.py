@@ -37,7 +37,8 @@ from scipy.optimize import minimize, minimize_scalar
 
 from .evaluate import (Report, _as_matches, _check_count, _check_executor, _check_metric, _gather, _score, _Structure,
                        evaluate)
-from .match import Match, Matches
+from .match import Match
+from .matches import Matches
 from .models.base import Hyperparameters, Model
 from .models.through_time import TrueSkillThroughTime
 from .models.trueskill import ConvergenceWarning

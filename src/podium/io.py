@@ -33,7 +33,8 @@ from pathlib import Path
 from typing import IO, Any
 
 
-from .match import Match, MatchError, Matches, _Packer, format_time
+from .match import Match, MatchError, format_time
+from .matches import Matches, _Packer
 
 __all__ = ["read_matches", "write_matches"]
 
@@ -269,7 +270,7 @@ def _check_meta_finite(value: Any, where: str = "meta") -> None:
 
 
 def _read_parquet(path: Path, errors: str) -> Matches:
-    from .tables import _pyarrow, from_arrow
+    from .tables import _pyarrow
 
     pa = _pyarrow()
     import pyarrow.parquet as pq
@@ -278,7 +279,7 @@ def _read_parquet(path: Path, errors: str) -> Matches:
         table = pq.read_table(path)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, OSError) as error:
         raise MatchError(f"{path}: not a readable Parquet file ({error}).") from None
-    return from_arrow(table, errors=errors, name=str(path))
+    return Matches.from_arrow(table, errors=errors, name=str(path))
 
 
 def _read_csv(handle: Iterable[str], name: str, skipped: list[str] | None = None) -> Matches:

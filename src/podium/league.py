@@ -1,9 +1,11 @@
-"""A population's ratings, held in arrays, and the compiled replay engine that updates them.
+"""A population's ratings, held in arrays, and the generic replay engine that updates them.
 
-The engine walks the columnar form of :class:`podium.Matches` (``match_start``, ``team_start``,
-``team_rank``, ``player``, ``weight``) and calls, for each match, the same compiled kernel that a model's
-single-match ``rate`` runs.  The updates of a match are computed from the ratings before it and applied
-together.
+The engine knows no model by name.  It maps a history's players to rows of the population's state, keeps what
+a replay writes (history, log-likelihoods) and hands the model its columnar matches through the kernels
+interface (``Model._new_state``, ``Model._replay``, ``Model._deferred_log_likelihoods``; ``docs/design.md``,
+"The kernels layer"): each model's compiled kernel, the same one its single-match ``rate`` runs, walks
+:class:`podium.Matches` (``match_start``, ``team_start``, ``team_rank``, ``player``, ``weight``), computing a
+match's updates from the ratings before it and applying them together.
 """
 
 from __future__ import annotations
@@ -13,166 +15,20 @@ from dataclasses import dataclass
 from itertools import chain, compress
 from typing import Any, NamedTuple
 
-import numba as nb
 import numpy as np
 from numpy.typing import NDArray
 
 from .components import Components, UnionFind
-from .match import Match, MatchError, Matches
-from .models.base import Model, _History, _State, match_spread, most_teams, provisional_factor, team_sums
-from .models.elo import GRADIENT, LOGISTIC, pair_outcome, pair_score, pairwise_gradient
-from .models.plackett_luce import plackett_luce_gradient
+from .kernels.common import History, most_teams
+from .match import Match, MatchError
+from .matches import Matches
+from .models.base import Model
 from .numerics import jit
-from .rating import Rating
+from .rating import LeaderboardRow, Rating, leaderboard_rows
 
-__all__ = ["League", "LeaderboardRow", "PlayerState", "Trajectory", "replay_likelihood", "team_strengths"]
+__all__ = ["League", "LeaderboardRow", "PlayerState", "Trajectory"]
 
-PAIRWISE, PLACKETT_LUCE = 0, 1
 _CHUNK = 65536  # matches per compiled call when a progress bar is shown
-
-
-@jit
-def _family_gradient(kind: int, a: int, b: int, c: int, s: NDArray[np.float64], rank: NDArray[np.int64],
-                     n: int, grad: NDArray[np.float64], fw: NDArray[np.float64], iw: NDArray[np.int64],
-                     want_ll: bool) -> float:
-    if kind == PAIRWISE:
-        return pairwise_gradient(s, rank, n, a, b, c, grad, fw, want_ll)
-    return plackett_luce_gradient(s, rank, n, a, grad, fw, iw, want_ll)
-
-
-@nb.njit(cache=True, nogil=True, inline="always")
-def _duel_loop(
-    pair_performance: int, pair_update: int, k: float, inv_scale: float, initial: float, spread: float,
-    provisional: float,
-    team_rank: NDArray[np.int64], row: NDArray[np.int64], weight: NDArray[np.float64],
-    mu: NDArray[np.float64], games: NDArray[np.int64], hist_mu: NDArray[np.float64], loglik: NDArray[np.float64],
-    want_ll: bool, want_hist: bool,
-) -> None:
-    """:func:`replay_likelihood` for a history of one-player duels (team ``t`` is slot ``t``, match ``m``
-    is teams ``2m, 2m + 1``): the same arithmetic in the same order, without the per-team loops and the
-    reads of ``match_start`` and ``team_start`` that a duel does not need."""
-    for m in range(len(team_rank) // 2):
-        pa = 2 * m
-        pb = pa + 1
-        ra, rb = row[pa], row[pb]
-        wa, wb = weight[pa], weight[pb]
-        # 0.0 + w * (mu - initial) is team_sums' sum of one member, kept so the result is the same to
-        # the bit; the spread is 1 for full-weight players (no square root in a chess replay).
-        shrink = 1.0
-        if (wa != 1.0 or wb != 1.0) and spread != 0.0:
-            shrink = 1.0 / match_spread(spread, 0.5 * (wa * wa + wb * wb))
-        inv = inv_scale * shrink
-        d = (0.0 + wa * (mu[ra] - initial)) * inv - (0.0 + wb * (mu[rb] - initial)) * inv
-        score = pair_score(team_rank[pa], team_rank[pb])
-        if score < 0.0:
-            ll, g = 0.0, 0.0
-        else:
-            ll, g = pair_outcome(d, score, pair_performance, pair_update, want_ll)
-        if want_ll:
-            loglik[m] = ll
-        step = k * g * shrink
-        mu[ra] += step * wa * provisional_factor(provisional, games[ra])
-        games[ra] += 1
-        if want_hist:
-            hist_mu[pa] = mu[ra]
-        mu[rb] += -step * wb * provisional_factor(provisional, games[rb])
-        games[rb] += 1
-        if want_hist:
-            hist_mu[pb] = mu[rb]
-
-
-@jit
-def _replay_duels(
-    pair_performance: int, pair_update: int, k: float, inv_scale: float, initial: float, spread: float,
-    provisional: float,
-    team_rank: NDArray[np.int64], row: NDArray[np.int64], weight: NDArray[np.float64],
-    mu: NDArray[np.float64], games: NDArray[np.int64], hist_mu: NDArray[np.float64], loglik: NDArray[np.float64],
-    want_ll: bool, want_hist: bool,
-) -> None:
-    """:func:`_duel_loop`, with the logistic model's options passed as constants: the compiler then drops
-    the branches (Gaussian math, unwanted writes) from the loop, which makes it about a third faster."""
-    if pair_performance != LOGISTIC:
-        _duel_loop(pair_performance, pair_update, k, inv_scale, initial, spread, provisional, team_rank, row, weight,
-                   mu, games, hist_mu, loglik, want_ll, want_hist)
-    elif want_ll and want_hist:
-        _duel_loop(LOGISTIC, GRADIENT, k, inv_scale, initial, spread, provisional, team_rank, row, weight, mu, games,
-                   hist_mu, loglik, True, True)
-    elif want_ll:
-        _duel_loop(LOGISTIC, GRADIENT, k, inv_scale, initial, spread, provisional, team_rank, row, weight, mu, games,
-                   hist_mu, loglik, True, False)
-    elif want_hist:
-        _duel_loop(LOGISTIC, GRADIENT, k, inv_scale, initial, spread, provisional, team_rank, row, weight, mu, games,
-                   hist_mu, loglik, False, True)
-    else:
-        _duel_loop(LOGISTIC, GRADIENT, k, inv_scale, initial, spread, provisional, team_rank, row, weight, mu, games,
-                   hist_mu, loglik, False, False)
-
-
-@jit
-def replay_likelihood(
-    kind: int, a: int, b: int, c: int, k: float, scale: float, initial: float, spread: float, provisional: float,
-    match_start: NDArray[np.int64], team_start: NDArray[np.int64], team_rank: NDArray[np.int64],
-    row: NDArray[np.int64], weight: NDArray[np.float64],
-    mu: NDArray[np.float64], games: NDArray[np.int64], hist_mu: NDArray[np.float64], loglik: NDArray[np.float64],
-    want_ll: bool, want_hist: bool = True,
-) -> None:
-    """Replay a history under an Elo-family model, in place.
-
-    For each match: team strengths ``s_t = sum_i w_i (mu_i - initial) / (scale * c)`` with the match's spread
-    ``c`` (:func:`match_spread`); the kernel gives the log-likelihood and ``dL/ds_t``; member ``i`` moves by
-    ``k * w_i * dL/ds_t / c`` (the chain rule, in the family's convention that ``k`` absorbs ``scale``), times
-    :func:`provisional_factor` of the matches it has played.  ``row[p]`` is the state row of player
-    slot ``p``; ``hist_mu[p]`` receives that player's rating after the match (only with ``want_hist``),
-    ``loglik[m]`` the match's log-likelihood under the ratings before it (only with ``want_ll``: without
-    it the kernels also skip the logarithms that only the log-likelihood needs).  An array that is not
-    written may be empty.
-    """
-    n_matches = len(match_start) - 1
-    inv_scale = 1.0 / scale
-    pair_performance, pair_update = (a, b) if kind == PAIRWISE else (LOGISTIC, GRADIENT)
-    # Every match has at least two teams and every team at least one player (Matches' invariants), so
-    # 2 teams per match and 1 player per team on average means exactly that everywhere: one-player duels.
-    if n_matches > 0 and len(team_rank) == 2 * n_matches and len(row) == len(team_rank):
-        _replay_duels(pair_performance, pair_update, k, inv_scale, initial, spread, provisional, team_rank, row,
-                      weight, mu, games, hist_mu, loglik, want_ll, want_hist)
-        return
-    width = most_teams(match_start)
-    s = np.empty(width)
-    grad = np.empty(width)
-    fw = np.empty(7 * width + 2)
-    iw = np.empty(4 * width + 3, dtype=np.int64)
-    for m in range(n_matches):
-        t0 = match_start[m]
-        n = match_start[m + 1] - t0
-        square = 0.0
-        for t in range(n):
-            s[t], q = team_sums(team_start, t0 + t, row, weight, mu, initial)
-            square += q
-        shrink = 1.0 if spread == 0.0 else 1.0 / match_spread(spread, square / n)
-        inv = inv_scale * shrink
-        for t in range(n):
-            s[t] *= inv
-        if n == 2:
-            # Two teams: every model of the family is one two-team Elo game (Plackett-Luce in either
-            # order is logistic Elo, draws and non-finishers included), so call it directly.
-            score = pair_score(team_rank[t0], team_rank[t0 + 1])
-            if score < 0.0:
-                ll, grad[0] = 0.0, 0.0
-            else:
-                ll, grad[0] = pair_outcome(s[0] - s[1], score, pair_performance, pair_update, want_ll)
-            grad[1] = -grad[0]
-        else:
-            ll = _family_gradient(kind, a, b, c, s, team_rank[t0:t0 + n], n, grad, fw, iw, want_ll)
-        if want_ll:
-            loglik[m] = ll
-        for t in range(n):
-            step = k * grad[t] * shrink
-            for p in range(team_start[t0 + t], team_start[t0 + t + 1]):
-                r = row[p]
-                mu[r] += step * weight[p] * provisional_factor(provisional, games[r])
-                games[r] += 1
-                if want_hist:
-                    hist_mu[p] = mu[r]
 
 
 @jit
@@ -188,54 +44,6 @@ def _players_used(player: NDArray[np.int64], n_players: int) -> NDArray[np.bool_
             if left == 0:
                 break
     return used
-
-
-@jit
-def _team_strengths(team_start: NDArray[np.int64], row: NDArray[np.int64], weight: NDArray[np.float64],
-                    mu: NDArray[np.float64], initial: float) -> NDArray[np.float64]:
-    out = np.empty(len(team_start) - 1)
-    for t in range(len(out)):
-        out[t] = team_sums(team_start, t, row, weight, mu, initial)[0]
-    return out
-
-
-def team_strengths(matches: Matches, mu: NDArray[np.float64], initial: float = 0.0) -> NDArray[np.float64]:
-    """Partial-play weighted sums of ``mu - initial`` over each team of ``matches`` (player indices into ``mu``)."""
-    return _team_strengths(matches.team_start, matches.player, matches.weight, mu, initial)
-
-
-@dataclass(frozen=True)
-class LeaderboardRow:
-    """One line of a leaderboard.
-
-    ``connected`` is whether the player is in the largest component of the recorded matches
-    (:meth:`League.components`): only such players' ratings are comparable with the leaders'.
-    """
-
-    rank: int
-    player: str
-    mu: float
-    sigma: float
-    score: float
-    games: int
-    connected: bool = True
-
-
-def leaderboard_rows(names: list[str], mu: NDArray[np.float64], sigma: NDArray[np.float64],
-                     games: NDArray[np.int64], k: float, top: int | None, min_games: int,
-                     connected: NDArray[np.bool_] | None = None, connected_only: bool = False) -> list[LeaderboardRow]:
-    """Players sorted by ``mu - k sigma`` (ties by name), those with fewer than ``min_games`` left out (and,
-    with ``connected_only``, those not ``connected``), the first ``top`` kept: the rows of
-    :meth:`League.leaderboard` and of a smoothed history's :meth:`podium.Smoothed.leaderboard`.  ``connected``
-    (per player; default everyone) fills :attr:`LeaderboardRow.connected`."""
-    score = mu - k * sigma
-    linked = np.ones(len(names), dtype=np.bool_) if connected is None else connected
-    keep = np.flatnonzero((games >= min_games) & (linked if connected_only else True))
-    order = keep[np.lexsort((np.array(names, dtype=object)[keep] if len(names) else keep, -score[keep]))]
-    if top is not None:
-        order = order[:top]
-    return [LeaderboardRow(i + 1, names[r], float(mu[r]), float(sigma[r]), float(score[r]), int(games[r]),
-                           bool(linked[r])) for i, r in enumerate(order)]
 
 
 class PlayerState(NamedTuple):
@@ -495,7 +303,7 @@ class League:
             self._n_matches += len(packed)
             return
         n_slots = len(packed.player)
-        history = _History(0)
+        history = History(0)
         history.mu = np.empty(n_slots)
         history.sigma = np.empty(n_slots) if self._keeps_sigma else _zeros_sink(n_slots)
         deferred = self.model._deferred_log_likelihoods(packed, rows, self._state, history)
@@ -567,7 +375,7 @@ class League:
         rows = self._rows(packed)
         self._linked.link(packed, rows)
         n_slots = len(packed.player)
-        history = _History(0)
+        history = History(0)
         history.mu = np.empty(n_slots)
         history.sigma = np.empty(n_slots) if self._keeps_sigma else _zeros_sink(n_slots)
         self.model._replay(packed, rows, self._state, history, None)

@@ -35,6 +35,7 @@ from .gauss_chain import gauss_order_log_prob
 from .densities import (DENSITIES, GAUSSIAN, GUMBEL, LOGISTIC, SKEW_NORMAL, logcdf, logpdf, logsf,
                         shape_info)
 from .lattice import build_lattice, cumulate, node_weights
+from .luce import ELIMINATION, VICTORY, plackett_luce_log_win
 from .numerics import jit, log_ndtr, logaddexp
 
 __all__ = ["DENSITIES", "log_order", "rank_probabilities", "log_win_probabilities"]
@@ -468,11 +469,9 @@ def log_win_probabilities(s: NDArray[np.float64], *, density: str = "gaussian", 
     """``log P(competitor i performs best)`` for locations ``s`` (natural units).
 
     Gumbel noise is Plackett-Luce: ``softmax(s)`` in the victory order (McFadden 1974), the exact
-    censored-group integral of :func:`podium.models.plackett_luce.censored_block` in the elimination
+    censored-group integral of :func:`podium.luce.censored_block` in the elimination
     order.  Other densities integrate ``f_i prod_{j != i} F_j`` on the grid (:func:`log_win`).
     """
-    from .models.plackett_luce import ELIMINATION, VICTORY, plackett_luce_log_win
-
     loc = np.ascontiguousarray(s, dtype=np.float64)
     out = np.empty(len(loc))
     kind = density_code(density, shape)

@@ -1,4 +1,4 @@
-"""The value a model gives a player: a mean and an uncertainty."""
+"""The value a model gives a player (a mean and an uncertainty), and a leaderboard's rows."""
 
 from __future__ import annotations
 
@@ -6,7 +6,10 @@ import math
 import numbers
 from dataclasses import dataclass
 
-__all__ = ["Rating"]
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = ["Rating", "LeaderboardRow", "leaderboard_rows"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,3 +52,37 @@ class Rating:
         section 5): the player's skill exceeds it with probability about 99.9 %.
         """
         return self.mu - k * self.sigma
+
+
+@dataclass(frozen=True)
+class LeaderboardRow:
+    """One line of a leaderboard.
+
+    ``connected`` is whether the player is in the largest component of the recorded matches
+    (:meth:`League.components`): only such players' ratings are comparable with the leaders'.
+    """
+
+    rank: int
+    player: str
+    mu: float
+    sigma: float
+    score: float
+    games: int
+    connected: bool = True
+
+
+def leaderboard_rows(names: list[str], mu: NDArray[np.float64], sigma: NDArray[np.float64],
+                     games: NDArray[np.int64], k: float, top: int | None, min_games: int,
+                     connected: NDArray[np.bool_] | None = None, connected_only: bool = False) -> list[LeaderboardRow]:
+    """Players sorted by ``mu - k sigma`` (ties by name), those with fewer than ``min_games`` left out (and,
+    with ``connected_only``, those not ``connected``), the first ``top`` kept: the rows of
+    :meth:`League.leaderboard` and of a smoothed history's :meth:`podium.Smoothed.leaderboard`.  ``connected``
+    (per player; default everyone) fills :attr:`LeaderboardRow.connected`."""
+    score = mu - k * sigma
+    linked = np.ones(len(names), dtype=np.bool_) if connected is None else connected
+    keep = np.flatnonzero((games >= min_games) & (linked if connected_only else True))
+    order = keep[np.lexsort((np.array(names, dtype=object)[keep] if len(names) else keep, -score[keep]))]
+    if top is not None:
+        order = order[:top]
+    return [LeaderboardRow(i + 1, names[r], float(mu[r]), float(sigma[r]), float(score[r]), int(games[r]),
+                           bool(linked[r])) for i, r in enumerate(order)]

@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import IO, Any
 
 from .io import _format_of, _jsonl_batches, _open_text, _Progress, _read_csv
-from .match import MatchError, Matches
+from .match import MatchError
+from .matches import Matches
 
 __all__ = ["scan_matches"]
 
@@ -154,12 +155,10 @@ def _scan_parquet(path: Path, batch_size: int, errors: str, skipped: list[str]) 
 
 
 def _from_table(table: object, path: Path, errors: str, skipped: list[str]) -> Matches:
-    from .tables import from_arrow
-
     first = table.column("match")[0].as_py() if table.num_rows else None  # type: ignore[attr-defined]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", UserWarning)
-        batch = from_arrow(table, errors=errors, name=f"{path} (the batch from match {first!r})")
+        batch = Matches.from_arrow(table, errors=errors, name=f"{path} (the batch from match {first!r})")
     skipped.extend(str(w.message) for w in caught)
     return batch
 

@@ -12,7 +12,8 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.special import ndtri
 
-from .match import Match, Matches
+from .match import Match
+from .matches import Matches
 
 __all__ = ["AbuseSimulation", "Simulation", "simulate", "simulate_abuse"]
 

@@ -30,14 +30,29 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
 
-from .match import MatchError, Matches, _show, format_time
+from .match import MatchError, _show, format_time
 
-__all__ = ["LONG_COLUMNS", "from_arrow", "from_pandas", "from_polars", "to_arrow", "to_pandas", "to_polars"]
+__all__ = ["LONG_COLUMNS", "Columns", "from_arrow", "from_pandas", "from_polars", "to_arrow", "to_pandas", "to_polars"]
+
+
+class Columns(NamedTuple):
+    """A history read from a table, as the arguments of :class:`podium.Matches` (which :meth:`podium.Matches.from_arrow`
+    and its siblings build from it): this module stays below the columnar class and knows it only by its fields."""
+
+    match_start: NDArray[np.int64]
+    team_start: NDArray[np.int64]
+    team_rank: NDArray[np.int64]
+    player: NDArray[np.int64]
+    weight: NDArray[np.float64]
+    time: NDArray[np.float64]
+    players: list[Any]
+    ids: list[str | None]
+    time_is_date: bool
 
 LONG_COLUMNS = ("match", "team", "player", "rank", "weight", "time")
 _DAY = {"s": 86400.0, "ms": 86400e3, "us": 86400e6, "ns": 86400e9}
@@ -54,12 +69,13 @@ def _pyarrow() -> Any:
 
 # -- writing ----------------------------------------------------------------------------------------
 
-def to_arrow(matches: Matches) -> Any:
+def to_arrow(matches: Any) -> Any:
     """The history as a ``pyarrow.Table`` in the long form (one row per player appearance).
 
     Parameters
     ----------
-    matches : Matches
+    matches : podium.Matches
+        (Read by its columns: :meth:`podium.Matches.to_arrow` is the usual way in.)
 
     Returns
     -------
@@ -74,8 +90,6 @@ def to_arrow(matches: Matches) -> Any:
         If two matches share an id (the long form tells matches apart by id).
     """
     pa = _pyarrow()
-    if not isinstance(matches, Matches):
-        raise TypeError(f"'matches' must be a podium.Matches. Got {type(matches).__name__}.")
     ids = [m_id if m_id is not None else str(j) for j, m_id in enumerate(matches.ids)]
     if len(set(ids)) != len(ids):
         seen: set[str] = set()
@@ -108,7 +122,7 @@ def to_arrow(matches: Matches) -> Any:
     })
 
 
-def to_pandas(matches: Matches) -> Any:
+def to_pandas(matches: Any) -> Any:
     """The history as a ``pandas.DataFrame`` in the long form (see :func:`to_arrow`).
 
     ``team`` and ``rank`` are pandas' nullable ``Int64`` (``<NA>`` = did not finish); ``time`` holds strings
@@ -120,7 +134,7 @@ def to_pandas(matches: Matches) -> Any:
     return to_arrow(matches).to_pandas(types_mapper={pa.int64(): pd.Int64Dtype()}.get)
 
 
-def to_polars(matches: Matches) -> Any:
+def to_polars(matches: Any) -> Any:
     """The history as a ``polars.DataFrame`` in the long form (see :func:`to_arrow`)."""
     import polars as pl
 
@@ -129,7 +143,7 @@ def to_polars(matches: Matches) -> Any:
 
 # -- reading ----------------------------------------------------------------------------------------
 
-def from_pandas(df: Any, *, errors: str = "raise") -> Matches:
+def from_pandas(df: Any, *, errors: str = "raise") -> Columns:
     """Read a history from a ``pandas.DataFrame`` in the long form (see :func:`from_arrow`).
 
     NaN in ``rank``, ``weight`` or ``time`` counts as missing (did not finish, 1, unknown); the index is ignored.
@@ -153,7 +167,7 @@ def from_pandas(df: Any, *, errors: str = "raise") -> Matches:
     return from_arrow(pa.table(columns), errors=errors, name="DataFrame")
 
 
-def from_polars(df: Any, *, errors: str = "raise") -> Matches:
+def from_polars(df: Any, *, errors: str = "raise") -> Columns:
     """Read a history from a ``polars.DataFrame`` in the long form (see :func:`from_arrow`)."""
     import polars as pl
 
@@ -162,7 +176,7 @@ def from_polars(df: Any, *, errors: str = "raise") -> Matches:
     return from_arrow(df.to_arrow(), errors=errors, name="DataFrame")
 
 
-def from_arrow(table: Any, *, errors: str = "raise", name: str = "table") -> Matches:
+def from_arrow(table: Any, *, errors: str = "raise", name: str = "table") -> Columns:
     """Read a history from a ``pyarrow.Table`` (or ``RecordBatch``) in the long form.
 
     Parameters
@@ -178,7 +192,8 @@ def from_arrow(table: Any, *, errors: str = "raise", name: str = "table") -> Mat
 
     Returns
     -------
-    Matches
+    Columns
+        The arguments of :class:`podium.Matches` (:meth:`podium.Matches.from_arrow` builds it).
 
     Raises
     ------
@@ -194,7 +209,7 @@ def from_arrow(table: Any, *, errors: str = "raise", name: str = "table") -> Mat
 
         shown = "; ".join(skipped[:3])
         warnings.warn(f"{name}: skipped {len(skipped)} malformed match(es): {shown}{' ...' if len(skipped) > 3 else ''}",
-                      UserWarning, stacklevel=2)
+                      UserWarning, stacklevel=3)
     return matches
 
 
@@ -237,7 +252,7 @@ def _numbers(array: Any) -> NDArray[np.float64]:
 Problem = tuple[NDArray[np.int64], Callable[[int], str]]
 
 
-def _from_arrow(table: Any, name: str, skipped: list[str] | None) -> Matches:
+def _from_arrow(table: Any, name: str, skipped: list[str] | None) -> Columns:
     pa = _pyarrow()
     if isinstance(table, pa.RecordBatch):
         table = pa.Table.from_batches([table])
@@ -410,8 +425,8 @@ def _from_arrow(table: Any, name: str, skipped: list[str] | None) -> Matches:
     renumber = np.empty(n_p, dtype=np.int64)
     renumber[by_appearance] = np.arange(len(by_appearance))
     players = [player_values[c] for c in by_appearance.tolist()]
-    return Matches(match_start, team_start, team_rank, renumber[slot_code], weight[order], time_row[run_start],
-                   players, ids, time_is_date=is_date)
+    return Columns(match_start, team_start, team_rank, renumber[slot_code], weight[order], time_row[run_start],
+                   players, ids, is_date)
 
 
 def _null_message(label: Callable[[int], str], column: str) -> Callable[[int], str]:
@@ -481,7 +496,7 @@ def _times(table: Any, name: str, present: list[str], problems: list[Problem],
 
 
 def _raise_or_skip(table: Any, problems: list[Problem], run_of_row: NDArray[np.int64], name: str,
-                   skipped: list[str] | None) -> Matches:
+                   skipped: list[str] | None) -> Columns:
     """Raise for the first bad row; or (``skipped`` given) leave out every match with a bad row and read the rest."""
     firsts = [(int(rows.min()), message) for rows, message in problems if len(rows)]
     if skipped is None:

@@ -4,8 +4,8 @@ from .base import LikelihoodModel, Model
 from .elo import Elo, PairwiseElo
 from .glicko import Glicko2
 from .plackett_luce import PlackettLuce
-from .thurstone import Thurstone
 from .through_time import Smoothed, SmoothTrajectory, TrueSkillThroughTime
+from .thurstone import Thurstone
 from .trueskill import ConvergenceWarning, TrueSkill
 
 __all__ = ["Model", "LikelihoodModel", "Elo", "PairwiseElo", "PlackettLuce", "Thurstone", "TrueSkill", "ConvergenceWarning", "MODELS",

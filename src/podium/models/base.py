@@ -22,8 +22,12 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
-from ..match import Match, MatchError, Matches
-from ..numerics import jit
+from ..kernels.common import History, State, match_spread, state_rows, team_strengths
+from ..kernels.elo import GAUSSIAN, LOGISTIC, replay_likelihood, spread_pairs
+from ..kernels.trueskill import log_match_quality
+from ..match import Match, MatchError
+from ..matches import Matches
+from ..ordering import log_win_probabilities, rank_probabilities
 from ..rating import Rating
 
 __all__ = ["Model", "LikelihoodModel"]
@@ -132,12 +136,12 @@ class Model(Hyperparameters, ABC):
 
     @property
     def _extra_prior(self) -> NDArray[np.float64]:
-        """A new player's row of :attr:`_State.extra`: what the model keeps besides the rating (none by default)."""
+        """A new player's row of :attr:`State.extra`: what the model keeps besides the rating (none by default)."""
         return np.zeros(0)
 
-    def _new_state(self, mu: NDArray[np.float64], sigma: NDArray[np.float64]) -> _State:
+    def _new_state(self, mu: NDArray[np.float64], sigma: NDArray[np.float64]) -> State:
         """The state of players with these ratings and, for the rest, a new player's."""
-        return _State(mu, sigma, np.tile(self._extra_prior, (len(mu), 1)))
+        return State(mu, sigma, np.tile(self._extra_prior, (len(mu), 1)))
 
     @property
     @abstractmethod
@@ -213,8 +217,6 @@ class Model(Hyperparameters, ABC):
         Rows and columns sum to 1.  Computed from the model's predictive performances by
         :func:`podium.ordering.rank_probabilities`; column 0 is :meth:`win_probabilities`.
         """
-        from ..ordering import rank_probabilities
-
         packed, mu, sigma = self._pack(Match(teams, weights=weights), ratings)
         loc, scale, density, shape = self._predictive(packed, mu, sigma)
         if density == "gumbel-elimination":  # the places of -X, whose noise is a maximum-type Gumbel
@@ -235,8 +237,6 @@ class Model(Hyperparameters, ABC):
         1 for equal teams, falling towards 0 as one team becomes a certain winner.  It ranks pairings
         the way TrueSkill's does (it is what the league server's balanced teams maximize).
         """
-        from .trueskill import log_match_quality
-
         packed, mu, sigma = self._pack(Match(teams, weights=weights), ratings)
         loc, scale, density, shape = self._predictive(packed, mu, sigma)
         if density.startswith("gumbel"):
@@ -253,13 +253,13 @@ class Model(Hyperparameters, ABC):
 
     # -- what each family provides -----------------------------------------------------------------
     @abstractmethod
-    def _replay(self, matches: Matches, slot_index: NDArray[np.int64], state: _State,
-                history: _History | None, loglik: NDArray[np.float64] | None = None) -> None:
+    def _replay(self, matches: Matches, slot_index: NDArray[np.int64], state: State,
+                history: History | None, loglik: NDArray[np.float64] | None = None) -> None:
         """Rate ``matches`` in order, updating ``state`` in place (``slot_index`` maps the history's
         player indices to rows of ``state``); write each match's log-likelihood into ``loglik``."""
 
-    def _deferred_log_likelihoods(self, matches: Matches, slot_index: NDArray[np.int64], state: _State,
-                                  history: _History) -> Callable[[], NDArray[np.float64]] | None:
+    def _deferred_log_likelihoods(self, matches: Matches, slot_index: NDArray[np.int64], state: State,
+                                  history: History) -> Callable[[], NDArray[np.float64]] | None:
         """Called just before a replay that keeps ``history``: ``None`` (the default) to have the replay write
         each match's log-likelihood as it goes, or a function that computes them later from ``history`` (which
         the replay fills) and what it captures of ``state`` now.
@@ -292,107 +292,6 @@ class Model(Hyperparameters, ABC):
     @abstractmethod
     def _log_win(self, packed: Matches, mu: NDArray[np.float64], sigma: NDArray[np.float64]) -> NDArray[np.float64]:
         """``log P(team i finishes first)`` for the teams of a one-match ``packed``."""
-
-
-@jit
-def most_teams(match_start: NDArray[np.int64]) -> int:
-    """The largest number of teams in one match (at least 2): the size of a replay's scratch arrays."""
-    width = 2
-    for m in range(len(match_start) - 1):
-        width = max(width, match_start[m + 1] - match_start[m])
-    return width
-
-
-@jit
-def most_players(match_start: NDArray[np.int64], team_start: NDArray[np.int64]) -> int:
-    """The largest number of player slots in one match (at least 1): the size of per-player scratch arrays."""
-    players = 1
-    for m in range(len(match_start) - 1):
-        players = max(players, team_start[match_start[m + 1]] - team_start[match_start[m]])
-    return players
-
-
-@jit
-def team_sums(team_start: NDArray[np.int64], t: int, row: NDArray[np.int64], weight: NDArray[np.float64],
-              mu: NDArray[np.float64], initial: float) -> tuple[float, float]:
-    """Team ``t``'s strength, the partial-play weighted sum ``sum_i w_i (mu_i - initial)`` of its members, and
-    ``sum_i w_i^2`` (what its performance's variance grows with), in one pass.
-
-    Measured from a new player's rating, so that a team of newcomers has strength 0 whatever its size: with
-    the plain sum, a 4-player team of 1500s stands 1500 points above a 3-player one before anyone has played.
-    """
-    acc = 0.0
-    square = 0.0
-    for p in range(team_start[t], team_start[t + 1]):
-        w = weight[p]
-        acc += w * (mu[row[p]] - initial)
-        square += w * w
-    return acc, square
-
-
-@jit
-def provisional_factor(provisional: float, games: int) -> float:
-    """How much more a player who has played ``games`` matches moves than an established one:
-    ``1 + provisional / (games + 1)`` (1 without ``provisional``).
-
-    A constant step must choose between settling newcomers quickly and not chasing noise once ratings are
-    known (chess federations give a new player a larger K for its first games for the same reason); a step
-    falling like ``1 / (games + 1)`` towards ``k`` is the shape of a Bayesian learner's gain as its
-    uncertainty shrinks.  On simulated 8 v 8 with parties, fitting ``k`` and ``spread`` alone gave ``k = 43`` and a
-    held-out calibration error of 0.031; fitting ``provisional`` with them, ``k = 12``, ``provisional = 7.4`` and 0.024
-    (``podium.fit`` at its default budget; ``benchmarks/teams.py``).
-    """
-    return 1.0 if provisional == 0.0 else 1.0 + provisional / (games + 1.0)
-
-
-@jit
-def match_spread(spread: float, mean_square_weight: float) -> float:
-    """The factor ``c = sqrt(1 + spread * (N - 1))`` by which a team game's performance differences spread.
-
-    ``N`` is the match's mean over teams of ``sum_i w_i^2``: a team performs the weighted sum of its members'
-    performances, so with ``spread = 1`` the noise of a difference of two ``n``-player teams is ``sqrt(n)``
-    times a duel's (TrueSkill's ``n beta^2``, exact for Gaussian performances); ``spread = 0`` keeps one
-    duel's noise for any team size (the plain Elo of the multiplayer-Elo note).  ``c = 1`` for one-player
-    teams.  Clamped at ``1e-12`` so that a spread that would shrink the noise to nothing stays finite.
-    """
-    if spread == 1.0:  # the sum of performances, without the rounding of 1 + (N - 1)
-        return math.sqrt(mean_square_weight)
-    return math.sqrt(max(1.0 + spread * (mean_square_weight - 1.0), 1e-12))
-
-
-def _state_rows(matches: Matches, slot_index: NDArray[np.int64]) -> NDArray[np.int64]:
-    """The state row of each player slot of ``matches``; no gather when ``slot_index`` is the identity."""
-    if len(slot_index) == len(matches.players) and bool(np.all(slot_index == np.arange(len(slot_index)))):
-        return matches.player
-    return slot_index[matches.player]
-
-
-class _State:
-    """A population's ratings in arrays (rows = players).
-
-    ``extra`` holds what a model keeps beyond a rating, one row per player (:attr:`Model._extra_prior` gives a
-    new player's row; Glicko-2's volatility and open rating period); it has no columns for the other models.
-    """
-
-    __slots__ = ("mu", "sigma", "games", "last_time", "extra")  # last_time: for TrueSkill's drift (issue 3)
-
-    def __init__(self, mu: NDArray[np.float64], sigma: NDArray[np.float64],
-                 extra: NDArray[np.float64] | None = None) -> None:
-        self.mu = mu
-        self.sigma = sigma
-        self.games = np.zeros(len(mu), dtype=np.int64)
-        self.last_time = np.full(len(mu), np.nan)
-        self.extra = np.zeros((len(mu), 0)) if extra is None else extra
-
-
-class _History:
-    """Where a replay writes each player slot's rating after its match."""
-
-    __slots__ = ("mu", "sigma")
-
-    def __init__(self, n_slots: int) -> None:
-        self.mu = np.empty(n_slots)
-        self.sigma = np.empty(n_slots)
 
 
 class LikelihoodModel(Model):
@@ -432,18 +331,16 @@ class LikelihoodModel(Model):
         """(performance density, choice order) of the multi-team model behind ``win_probabilities``."""
         return "gumbel", "victory"
 
-    def _replay(self, matches: Matches, slot_index: NDArray[np.int64], state: _State,
-                history: _History | None, loglik: NDArray[np.float64] | None = None) -> None:
+    def _replay(self, matches: Matches, slot_index: NDArray[np.int64], state: State,
+                history: History | None, loglik: NDArray[np.float64] | None = None) -> None:
         """The family's replay, writing only what the caller asked for: no history when ``history`` is None,
         no log-likelihoods (nor the logarithms only they need) when ``loglik`` is None; ``history.sigma`` is 0."""
-        from ..league import replay_likelihood  # the engine imports the kernels, which import this module
-
         nothing = np.empty(0)  # what the kernel neither computes nor writes
         a, b, c = self._int_params
         replay_likelihood(
             self._kind, a, b, c, float(self.k), float(self.scale), float(self.initial), float(self.spread),
             float(self.provisional),
-            matches.match_start, matches.team_start, matches.team_rank, _state_rows(matches, slot_index),
+            matches.match_start, matches.team_start, matches.team_rank, state_rows(matches, slot_index),
             matches.weight, state.mu, state.games, history.mu if history is not None else nothing,
             loglik if loglik is not None else nothing, loglik is not None, history is not None,
         )
@@ -453,9 +350,6 @@ class LikelihoodModel(Model):
     def _pair_predictions(self, packed: Matches, mu: NDArray[np.float64], sigma: NDArray[np.float64],
                           a: NDArray[np.int64], b: NDArray[np.int64]
                           ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        from ..league import team_strengths
-        from .elo import GAUSSIAN, LOGISTIC, spread_pairs  # the kernels import this module
-
         s = team_strengths(packed, mu, float(self.initial)) / float(self.scale)
         # each team's sum w^2 (a history without teams has nothing to sum)
         square_weights = np.add.reduceat(packed.weight ** 2, packed.team_start[:-1]) if len(packed.weight) else s
@@ -465,8 +359,6 @@ class LikelihoodModel(Model):
     def _strengths(self, packed: Matches, mu: NDArray[np.float64]) -> NDArray[np.float64]:
         """The teams' strengths in natural units, ``sum_i w_i (mu_i - initial) / (scale * c)``, of a one-match
         ``packed`` (what the replay computes before the match)."""
-        from ..league import team_strengths
-
         c = match_spread(float(self.spread), float(np.sum(packed.weight ** 2)) / len(packed.team_rank))
         return team_strengths(packed, mu, float(self.initial)) / (float(self.scale) * c)
 
@@ -479,8 +371,6 @@ class LikelihoodModel(Model):
         return s, np.ones(len(s)), density, 0.0
 
     def _log_win(self, packed: Matches, mu: NDArray[np.float64], sigma: NDArray[np.float64]) -> NDArray[np.float64]:
-        from ..ordering import log_win_probabilities
-
         s = self._strengths(packed, mu)
         density, order = self._win_spec()
         return log_win_probabilities(s, density=density, order=order)

@@ -4,7 +4,7 @@ Ratings ``r`` are in rating points; the math runs in natural units ``rho = (r - 
 team performs the partial-play weighted sum of its members' performances, so its strength is the weighted
 sum of their ``rho`` and the noise of a difference grows with the teams: strengths are divided by the
 match's spread ``c = sqrt(1 + spread (N - 1))``, ``N`` the mean over teams of ``sum w^2``
-(:func:`podium.models.base.match_spread`; ``c = 1`` for one-player teams, ``sqrt(n)`` for ``n`` v ``n`` at
+(:func:`podium.kernels.common.match_spread`; ``c = 1`` for one-player teams, ``sqrt(n)`` for ``n`` v ``n`` at
 the default ``spread = 1``, as TrueSkill's ``n beta^2``).  For two teams with strengths ``s1, s2`` and
 ``d = s1 - s2`` the probability that team 1 finishes ahead is
 
@@ -30,161 +30,16 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-from numpy.typing import NDArray
-
-from ..numerics import inv_mills, jit, log_ndtr, ndtr
-from .base import LikelihoodModel, match_spread
+from ..kernels.elo import PAIRWISE
+from .base import LikelihoodModel
 
 __all__ = ["Elo", "PairwiseElo"]
-
-_SQRT2 = math.sqrt(2.0)
-LOGISTIC, GAUSSIAN = 0, 1
-GRADIENT, CLASSIC = 0, 1
-SUM, MEAN = 0, 1
-
-
-@jit
-def pair_score(ra: int, rb: int) -> float:
-    """``S`` of the first of two teams with ranks ``ra, rb`` (``-1`` = did not finish): 1 ahead, 0 behind,
-    1/2 drawn; ``-1`` when both did not finish (the pair says nothing)."""
-    if ra < 0 and rb < 0:
-        return -1.0
-    if ra == rb:
-        return 0.5
-    if rb < 0 or (ra >= 0 and ra < rb):
-        return 1.0
-    return 0.0
-
-
-@jit
-def _log1p_unit(e: float) -> float:
-    """``log(1 + e)`` for ``0 <= e <= 1``, within 2 ulp (measured against mpmath; glibc's ``log1p`` is within
-    1), from one ``log`` and one division, which a replay computes in about half the time of ``log1p``.
-
-    ``u = 1 + e`` is rounded, but ``u - 1`` is exact, so ``e / (u - 1)`` corrects ``log(u)`` for that
-    rounding (Goldberg, "What every computer scientist should know about floating-point arithmetic",
-    1991, theorem 4).
-    """
-    u = 1.0 + e
-    return e if u == 1.0 else math.log(u) * (e / (u - 1.0))
-
-
-@jit
-def pair_outcome(d: float, score: float, performance: int, update: int, want_ll: bool,
-                 e: float = -1.0) -> tuple[float, float]:
-    """Log-likelihood and update of one two-team game for the team ahead-by-``d``.
-
-    Parameters
-    ----------
-    d : float
-        ``s1 - s2`` in natural units.
-    score : float
-        ``S``: 1 if team 1 finished ahead, 0 if behind, 0.5 for a draw.
-    performance, update : int
-        ``LOGISTIC``/``GAUSSIAN`` and ``GRADIENT``/``CLASSIC``.
-    want_ll : bool
-        Compute the log-likelihood (else 0 is returned for it, and a replay saves its logarithms).
-    e : float, optional
-        ``exp(-|d|)`` when the caller has it already (logistic only); computed when negative.
-
-    Returns
-    -------
-    (log L, g) : the game's log-likelihood and team 1's update direction (team 2's is ``-g``).
-    """
-    ll = 0.0
-    if performance == LOGISTIC:
-        # One exp (and one logarithm for the likelihood): with e = exp(-|d|), sigmoid(|d|) = 1/(1+e).
-        if e < 0.0:
-            e = math.exp(-abs(d))
-        p = 1.0 / (1.0 + e) if d >= 0.0 else e / (1.0 + e)
-        if want_ll:
-            # log sigmoid(d) = min(d, 0) - log1p(e), log sigmoid(-d) = -max(d, 0) - log1p(e): min and max
-            # instead of a branch on the sign of d, which a replay mispredicts half the time.
-            l1p = _log1p_unit(e)
-            ll = score * (min(d, 0.0) - l1p) + (1.0 - score) * (-max(d, 0.0) - l1p)
-        return ll, score - p
-    z = d / _SQRT2
-    if want_ll:
-        if score > 0.0:
-            ll += score * log_ndtr(z)
-        if score < 1.0:
-            ll += (1.0 - score) * log_ndtr(-z)
-    if update == CLASSIC:
-        return ll, score - ndtr(z)
-    g = 0.0
-    if score > 0.0:
-        g += score * inv_mills(z)
-    if score < 1.0:
-        g -= (1.0 - score) * inv_mills(-z)
-    return ll, g / _SQRT2
-
-
-@jit
-def pairwise_gradient(
-    s: NDArray[np.float64], rank: NDArray[np.int64], n: int,
-    performance: int, update: int, combine: int, grad: NDArray[np.float64], x: NDArray[np.float64],
-    want_ll: bool = True,
-) -> float:
-    """Pairwise Elo over ``n`` teams: every pair as a two-team game (note, section 3.1).
-
-    A pair with different ranks is a win for the better one; a finisher beats a non-finisher
-    (``rank = -1``); equal ranks draw; two non-finishers contribute nothing.  ``combine = MEAN``
-    divides the sum by ``n - 1``, the number of opponents, which keeps the updates zero-sum.
-    Writes ``dL/ds`` into ``grad[:n]`` and returns the (composite) log-likelihood; ``x`` is scratch space
-    for ``n`` floats.
-    """
-    # Logistic pairs need exp(-|s_a - s_b|) = min(x_a, x_b) / max(x_a, x_b) with x = exp(s - max s):
-    # n exponentials instead of n(n-1)/2, exact while the spread keeps every x a normal number.
-    hoist = False
-    if performance == LOGISTIC and n > 2:
-        top, bottom = s[0], s[0]
-        for a in range(1, n):
-            top, bottom = max(top, s[a]), min(bottom, s[a])
-        hoist = top - bottom <= 600.0
-        if hoist:
-            for a in range(n):
-                x[a] = math.exp(s[a] - top)
-    for a in range(n):
-        grad[a] = 0.0
-    total = 0.0
-    for a in range(n):
-        ra = rank[a]
-        for b in range(a + 1, n):
-            score = pair_score(ra, rank[b])
-            if score < 0.0:
-                continue
-            e = min(x[a], x[b]) / max(x[a], x[b]) if hoist else -1.0
-            ll, g = pair_outcome(s[a] - s[b], score, performance, update, want_ll, e)
-            total += ll
-            grad[a] += g
-            grad[b] -= g
-    if combine == MEAN and n > 2:
-        inv = 1.0 / (n - 1)
-        for a in range(n):
-            grad[a] *= inv
-        total *= inv
-    return total
-
-
-@jit
-def spread_pairs(performance: int, s: NDArray[np.float64], square_weights: NDArray[np.float64], spread: float,
-                 a: NDArray[np.int64], b: NDArray[np.int64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """``log P(a[k] ahead of b[k])`` and the reverse for each pair of teams, each as the replay's own two-team game
-    (:func:`pair_outcome` of the strength difference over the pair's :func:`podium.models.base.match_spread`)."""
-    la = np.empty(len(a))
-    lb = np.empty(len(a))
-    for k in range(len(a)):
-        d = (s[a[k]] - s[b[k]]) / match_spread(spread, 0.5 * (square_weights[a[k]] + square_weights[b[k]]))
-        la[k] = pair_outcome(d, 1.0, performance, GRADIENT, True)[0]
-        lb[k] = pair_outcome(d, 0.0, performance, GRADIENT, True)[0]
-    return la, lb
 
 
 class _PairwiseBase(LikelihoodModel):
     """Shared constructor of :class:`Elo` and :class:`PairwiseElo`."""
 
-    _kind = 0
+    _kind = PAIRWISE
 
     def __init__(
         self, *, k: float = 32.0, initial: float = 1500.0, scale: float = 400.0 / math.log(10.0),
@@ -235,7 +90,7 @@ class Elo(_PairwiseBase):
         as noisy as a duel (the note's plain Elo).  No effect on one-on-one games.
     provisional : float, default 0
         A player's step is ``k (1 + provisional / (n + 1))`` after ``n`` matches in a :class:`podium.League`
-        (:func:`podium.models.base.provisional_factor`): newcomers settle faster.  The single-match methods see
+        (:func:`podium.kernels.common.provisional_factor`): newcomers settle faster.  The single-match methods see
         every player as new (a :class:`podium.Rating` carries no game count).
 
     Examples

@@ -27,91 +27,14 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..match import Matches
-from ..numerics import jit
+from ..kernels.common import History, State, state_rows
+from ..kernels.thurstone import replay_thurstone, team_performances
+from ..matches import Matches
+from ..ordering import DENSITIES, density_code
 from ..rating import Rating
-from ..ordering import DENSITIES, GAUSSIAN, density_code, log_outcome
-from .elo import GAUSSIAN as ELO_GAUSSIAN
-from .elo import GRADIENT, pair_outcome, pair_score
-from .base import (Model, _History, _State, _state_rows, fit_start, match_spread, most_teams, provisional_factor,
-                   team_sums)
+from .base import Model, fit_start
 
 __all__ = ["Thurstone"]
-
-_SQRT2 = math.sqrt(2.0)
-
-
-@jit
-def _k_at(r: float, kx: NDArray[np.float64], ky: NDArray[np.float64]) -> float:
-    """The learning rate at rating ``r``: piecewise linear through the knots, constant beyond them."""
-    if len(kx) == 1 or r <= kx[0]:
-        return ky[0]
-    last = len(kx) - 1
-    if r >= kx[last]:
-        return ky[last]
-    j = 0
-    while kx[j + 1] < r:
-        j += 1
-    t = (r - kx[j]) / (kx[j + 1] - kx[j])
-    return ky[j] + t * (ky[j + 1] - ky[j])
-
-
-@jit
-def _team_performances(team_start: NDArray[np.int64], t0: int, n: int, row: NDArray[np.int64],
-                weight: NDArray[np.float64], mu: NDArray[np.float64], inv_scale: float, initial: float,
-                spread: float, loc: NDArray[np.float64], sc: NDArray[np.float64]) -> None:
-    """Teams ``t0 .. t0 + n``: performance location ``sum w (r - initial) / scale`` and scale
-    ``sqrt(1 + spread (sum w^2 - 1))`` (``sqrt(sum w^2)`` at the default ``spread = 1``)."""
-    for t in range(n):
-        strength, v = team_sums(team_start, t0 + t, row, weight, mu, initial)
-        loc[t] = strength * inv_scale
-        sc[t] = match_spread(spread, v)
-
-
-@jit
-def replay_thurstone(
-    kind: int, shape: float, kx: NDArray[np.float64], ky: NDArray[np.float64], scale: float, initial: float,
-    spread: float, provisional: float, floor: float, precision: float, match_start: NDArray[np.int64],
-    team_start: NDArray[np.int64],
-    team_rank: NDArray[np.int64], row: NDArray[np.int64], weight: NDArray[np.float64],
-    mu: NDArray[np.float64], games: NDArray[np.int64], hist_mu: NDArray[np.float64],
-    loglik: NDArray[np.float64],
-) -> None:
-    """Replay a history under :class:`Thurstone`, in place (same arrays as the Elo family's replay)."""
-    width = most_teams(match_start)
-    loc = np.empty(width)
-    sc = np.empty(width)
-    size = np.ones(width)
-    gl = np.empty(width)
-    gs = np.empty(width)
-    inv = 1.0 / scale
-    for m in range(len(match_start) - 1):
-        t0 = match_start[m]
-        n = match_start[m + 1] - t0
-        rank = team_rank[t0:t0 + n]
-        _team_performances(team_start, t0, n, row, weight, mu, inv, initial, spread, loc, sc)
-        gl[:n] = 0.0
-        gs[:n] = 0.0
-        if n == 2 and kind == GAUSSIAN:
-            # Two teams: the Gaussian Elo game (its formula in elo.py has unit scales, sqrt 2 together),
-            # rescaled to these teams' scales: z = (m_0 - m_1) / sqrt(s_0^2 + s_1^2).
-            score = pair_score(rank[0], rank[1])
-            if score < 0.0:
-                loglik[m], gl[0] = 0.0, 0.0
-            else:
-                unit = _SQRT2 / math.sqrt(sc[0] * sc[0] + sc[1] * sc[1])
-                loglik[m], g = pair_outcome((loc[0] - loc[1]) * unit, score, ELO_GAUSSIAN, GRADIENT, True)
-                gl[0] = g * unit
-            gl[1] = -gl[0]
-        else:
-            loglik[m] = log_outcome(loc[:n], sc[:n], kind, shape, rank, size[:n], 0.0, True, gl, gs, precision)
-        for t in range(n):
-            for p in range(team_start[t0 + t], team_start[t0 + t + 1]):
-                r = row[p]
-                step = _k_at(mu[r], kx, ky) * weight[p] * gl[t] * provisional_factor(provisional, games[r])
-                mu[r] = max(mu[r] + step, floor)
-                games[r] += 1
-                hist_mu[p] = mu[r]
 
 
 class Thurstone(Model):
@@ -210,9 +133,9 @@ class Thurstone(Model):
             params["k"] = tuple(tuple(p) for p in params["k"])
         return params
 
-    def _replay(self, matches: Matches, slot_index: NDArray[np.int64], state: _State,
-                history: _History | None, loglik: NDArray[np.float64] | None = None) -> None:
-        rows = _state_rows(matches, slot_index)
+    def _replay(self, matches: Matches, slot_index: NDArray[np.int64], state: State,
+                history: History | None, loglik: NDArray[np.float64] | None = None) -> None:
+        rows = state_rows(matches, slot_index)
         hist = history.mu if history is not None else np.empty(len(matches.player))
         ll = loglik if loglik is not None else np.empty(len(matches))
         floor = -np.inf if self.floor is None else float(self.floor)
@@ -229,7 +152,7 @@ class Thurstone(Model):
                     ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         n = len(packed.team_rank)
         loc, sc = np.empty(n), np.empty(n)
-        _team_performances(packed.team_start, 0, n, packed.player, packed.weight, mu, 1.0 / self.scale,
+        team_performances(packed.team_start, 0, n, packed.player, packed.weight, mu, 1.0 / self.scale,
                            float(self.initial), float(self.spread), loc, sc)
         return loc, sc
 

@@ -1,0 +1,94 @@
+"""The Thurstonian multiplayer Elo's replay (:class:`podium.Thurstone`): a gradient step on the exact ordering
+likelihood of :func:`podium.ordering.log_outcome`, with a two-team match as a closed-form Gaussian pair.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..numerics import jit
+from ..ordering import GAUSSIAN, log_outcome
+from .common import match_spread, most_teams, provisional_factor, team_sums
+from .elo import GAUSSIAN as ELO_GAUSSIAN
+from .elo import GRADIENT, pair_outcome, pair_score
+
+__all__ = ["replay_thurstone", "team_performances"]
+
+
+_SQRT2 = math.sqrt(2.0)
+
+
+@jit
+def _k_at(r: float, kx: NDArray[np.float64], ky: NDArray[np.float64]) -> float:
+    """The learning rate at rating ``r``: piecewise linear through the knots, constant beyond them."""
+    if len(kx) == 1 or r <= kx[0]:
+        return ky[0]
+    last = len(kx) - 1
+    if r >= kx[last]:
+        return ky[last]
+    j = 0
+    while kx[j + 1] < r:
+        j += 1
+    t = (r - kx[j]) / (kx[j + 1] - kx[j])
+    return ky[j] + t * (ky[j + 1] - ky[j])
+
+
+@jit
+def team_performances(team_start: NDArray[np.int64], t0: int, n: int, row: NDArray[np.int64],
+                weight: NDArray[np.float64], mu: NDArray[np.float64], inv_scale: float, initial: float,
+                spread: float, loc: NDArray[np.float64], sc: NDArray[np.float64]) -> None:
+    """Teams ``t0 .. t0 + n``: performance location ``sum w (r - initial) / scale`` and scale
+    ``sqrt(1 + spread (sum w^2 - 1))`` (``sqrt(sum w^2)`` at the default ``spread = 1``)."""
+    for t in range(n):
+        strength, v = team_sums(team_start, t0 + t, row, weight, mu, initial)
+        loc[t] = strength * inv_scale
+        sc[t] = match_spread(spread, v)
+
+
+@jit
+def replay_thurstone(
+    kind: int, shape: float, kx: NDArray[np.float64], ky: NDArray[np.float64], scale: float, initial: float,
+    spread: float, provisional: float, floor: float, precision: float, match_start: NDArray[np.int64],
+    team_start: NDArray[np.int64],
+    team_rank: NDArray[np.int64], row: NDArray[np.int64], weight: NDArray[np.float64],
+    mu: NDArray[np.float64], games: NDArray[np.int64], hist_mu: NDArray[np.float64],
+    loglik: NDArray[np.float64],
+) -> None:
+    """Replay a history under :class:`Thurstone`, in place (same arrays as the Elo family's replay)."""
+    width = most_teams(match_start)
+    loc = np.empty(width)
+    sc = np.empty(width)
+    size = np.ones(width)
+    gl = np.empty(width)
+    gs = np.empty(width)
+    inv = 1.0 / scale
+    for m in range(len(match_start) - 1):
+        t0 = match_start[m]
+        n = match_start[m + 1] - t0
+        rank = team_rank[t0:t0 + n]
+        team_performances(team_start, t0, n, row, weight, mu, inv, initial, spread, loc, sc)
+        gl[:n] = 0.0
+        gs[:n] = 0.0
+        if n == 2 and kind == GAUSSIAN:
+            # Two teams: the Gaussian Elo game (its formula in elo.py has unit scales, sqrt 2 together),
+            # rescaled to these teams' scales: z = (m_0 - m_1) / sqrt(s_0^2 + s_1^2).
+            score = pair_score(rank[0], rank[1])
+            if score < 0.0:
+                loglik[m], gl[0] = 0.0, 0.0
+            else:
+                unit = _SQRT2 / math.sqrt(sc[0] * sc[0] + sc[1] * sc[1])
+                loglik[m], g = pair_outcome((loc[0] - loc[1]) * unit, score, ELO_GAUSSIAN, GRADIENT, True)
+                gl[0] = g * unit
+            gl[1] = -gl[0]
+        else:
+            loglik[m] = log_outcome(loc[:n], sc[:n], kind, shape, rank, size[:n], 0.0, True, gl, gs, precision)
+        for t in range(n):
+            for p in range(team_start[t0 + t], team_start[t0 + t + 1]):
+                r = row[p]
+                step = _k_at(mu[r], kx, ky) * weight[p] * gl[t] * provisional_factor(provisional, games[r])
+                mu[r] = max(mu[r] + step, floor)
+                games[r] += 1
+                hist_mu[p] = mu[r]

@@ -1,0 +1,387 @@
+"""TrueSkill's compiled kernels: a match's team priors with dynamics, the two-team update in closed form, a
+free-for-all through :mod:`podium.kernels.ep`, the messages down to the players, the replay of a history,
+exact log-likelihoods and match quality (the factor graph is drawn in :mod:`podium.models.trueskill`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..numerics import BELOW, DRAW, WIN, jit, tilted_messages
+from .common import most_players, most_teams
+from .ep import canonical_order, expectation_propagation, team_log_outcome, tie_rotations
+
+__all__ = ["SIGMA_MAX", "team_priors", "condition", "two_teams", "apply_messages", "skill_var", "match_workspace", "rate_teams",
+           "replay_trueskill", "history_log_likelihoods", "log_match_quality", "log_qualities"]
+
+
+# The largest standard deviation (of a rating, or of the model's sigma, beta, tau, drift) TrueSkill accepts: its
+# square, and sums of a few thousand such squares, stay finite floats.  Variances grown by dynamics are capped at
+# its square, so no rating leaves the range.
+SIGMA_MAX = 1e150
+
+
+_VAR_MAX = SIGMA_MAX * SIGMA_MAX
+
+
+@jit
+def team_priors(team_start: NDArray[np.int64], t0: int, n: int, row: NDArray[np.int64],
+                 weight: NDArray[np.float64], mu: NDArray[np.float64], var: NDArray[np.float64], p0: int,
+                 beta2: float, center: float, tm: NDArray[np.float64], tv: NDArray[np.float64],
+                 size: NDArray[np.float64]) -> None:
+    """Team performance means and variances: ``sum w (mu - center)`` and ``sum w^2 (var + beta^2)``.
+
+    ``center`` is the prior mean for :class:`TrueSkill` (skills measured from a newcomer's, so that teams of
+    newcomers are even whatever their sizes) and 0 for the paper's literal sum.
+
+    ``var[p - p0]`` holds the variance of player slot ``p`` (after dynamics, or before for predictions).
+    """
+    for t in range(n):
+        m = 0.0
+        v = 0.0
+        for p in range(team_start[t0 + t], team_start[t0 + t + 1]):
+            w = weight[p]
+            m += w * (mu[row[p]] - center)
+            v += w * w * (var[p - p0] + beta2)
+        tm[t] = m
+        tv[t] = v
+        size[t] = team_start[t0 + t + 1] - team_start[t0 + t]
+
+
+@jit
+def condition(pi: float, tau: float, tm: float, tv: float, w: float, v: float) -> tuple[float, float]:
+    """One player's change of mean and new variance from its team's message ``(pi, tau)``.
+
+    Gaussian conditioning through the sum and performance factors: with the team's prior ``N(tm, tv)`` and the
+    player's weight ``w`` and variance ``v``, ``d mu = w v (tau - pi tm) / (1 + pi tv)`` and
+    ``v' = v (1 + pi (tv - w^2 v)) / (1 + pi tv)`` (written so that nothing cancels).
+    """
+    denom = 1.0 + pi * tv
+    return w * v * ((tau - pi * tm) / denom), v * (1.0 + pi * (tv - w * w * v)) / denom
+
+
+@jit
+def two_teams(r0: int, r1: int, margin: float, players: float) -> tuple[int, int, float]:
+    """The one comparison of a two-team match: ``(better, kind, eps)``, with ``better`` the index (0 or 1) of the
+    team compared as the better one, or ``(-1, 0, 0)`` when neither finished (nothing to compare).
+
+    A non-finisher is below a finisher (``BELOW``, no margin); finishers draw (``DRAW``) or win (``WIN``) with
+    the margin ``margin * sqrt(players)`` of the two teams' ``players``.
+    """
+    if r0 < 0 and r1 < 0:
+        return -1, 0, 0.0
+    better = 0 if (r1 < 0 or (r0 >= 0 and r0 <= r1)) else 1
+    if r0 < 0 or r1 < 0:
+        return better, BELOW, 0.0
+    return better, DRAW if r0 == r1 else WIN, margin * math.sqrt(players)
+
+
+@jit
+def apply_messages(team_start: NDArray[np.int64], t0: int, n: int, row: NDArray[np.int64],
+                    weight: NDArray[np.float64], var: NDArray[np.float64], p0: int, tm: NDArray[np.float64],
+                    tv: NDArray[np.float64], pi: NDArray[np.float64], tau: NDArray[np.float64],
+                    d_mu: NDArray[np.float64], new_var: NDArray[np.float64], share: float) -> None:
+    """Pass each team's message ``(pi, tau)`` down to its players; add ``share`` of the result.
+
+    Gaussian conditioning through the sum and performance factors: with the team's prior ``N(m, v)``,
+    ``mu_j += w_j var_j (tau - pi m) / (1 + pi v)`` and
+    ``var_j' = var_j (1 + pi (v - w_j^2 var_j)) / (1 + pi v)``.  ``d_mu`` receives the mean's change and
+    ``new_var`` the new variance, both weighted by ``share`` (a run's weight when averaging runs).  Per player
+    this is :func:`condition`'s formula with the team's gain computed once (calling :func:`condition` per player
+    halved the replay of 2 v 2 histories, 10.8 to 5.4 M matches/s).
+    """
+    for t in range(n):
+        denom = 1.0 + pi[t] * tv[t]
+        gain = (tau[t] - pi[t] * tm[t]) / denom
+        for p in range(team_start[t0 + t], team_start[t0 + t + 1]):
+            w = weight[p]
+            v = var[p - p0]
+            if share == 1.0:
+                d_mu[p - p0] = w * v * gain
+                new_var[p - p0] = v * (1.0 + pi[t] * (tv[t] - w * w * v)) / denom
+            else:
+                d_mu[p - p0] += share * w * v * gain
+                new_var[p - p0] += share * v * (1.0 + pi[t] * (tv[t] - w * w * v)) / denom
+
+
+@jit
+def skill_var(sigma: float, tau2: float, drift2: float, now: float, last: float) -> float:
+    """A player's skill variance going into a match: ``sigma^2 + tau^2`` plus ``drift^2`` per unit of time since
+    the player's last match (when both times are known), capped at ``SIGMA_MAX^2`` so that ``sigma`` stays in the
+    range every kernel handles."""
+    v = sigma ** 2 + tau2
+    if drift2 > 0.0 and now == now and last == last and now > last:
+        v += drift2 * (now - last)
+    return min(v, _VAR_MAX)
+
+
+@jit
+def match_workspace(width: int, players: int) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64],
+                                                        NDArray[np.float64], NDArray[np.float64], NDArray[np.int64],
+                                                        NDArray[np.int64], NDArray[np.int64], NDArray[np.float64],
+                                                        NDArray[np.float64], NDArray[np.float64]]:
+    """Scratch arrays for rating matches of up to ``width`` teams and ``players`` player slots: ``tm, tv, size,
+    pi, tau_msg`` (per team), ``order, starts`` (:func:`canonical_order`), ``iw, fw``
+    (:func:`expectation_propagation`), ``new_mu, new_var`` (per player)."""
+    return (np.empty(width), np.empty(width), np.empty(width), np.empty(width), np.empty(width),
+            np.empty(width, dtype=np.int64), np.empty(width + 1, dtype=np.int64), np.empty((2, width), dtype=np.int64),
+            np.empty((11, width)), np.empty(players), np.empty(players))
+
+
+@jit
+def rate_teams(
+    team_start: NDArray[np.int64], t0: int, n: int, row: NDArray[np.int64], weight: NDArray[np.float64],
+    mu: NDArray[np.float64], var: NDArray[np.float64], p0: int, rank: NDArray[np.int64], beta2: float, center: float,
+    margin: float, tolerance: float, max_iterations: int, tm: NDArray[np.float64], tv: NDArray[np.float64],
+    size: NDArray[np.float64], pi: NDArray[np.float64], tau_msg: NDArray[np.float64], order: NDArray[np.int64],
+    starts: NDArray[np.int64], iw: NDArray[np.int64], fw: NDArray[np.float64], new_mu: NDArray[np.float64],
+    new_var: NDArray[np.float64],
+) -> int:
+    """The update of a match of three or more teams: each player's change of mean and new variance.
+
+    Player slot ``p`` of the match (teams ``t0 .. t0 + n``) has mean ``mu[row[p]]`` and variance ``var[p - p0]``
+    (dynamics already added); ``new_mu[p - p0]`` receives the change of its mean and ``new_var[p - p0]`` its
+    new variance.  The teams' priors (:func:`team_priors`), :func:`expectation_propagation` once per chain of
+    the tied groups, and the messages passed down to the players (:func:`apply_messages`), averaged over the
+    chains.  :func:`replay_trueskill` and TrueSkill Through Time's smoother call it; both rate two teams in
+    their own loops with the same functions (``team_priors``' sums, :func:`two_teams`,
+    :func:`tilted_messages`, :func:`condition`): a call passing these twenty arrays costs ~250 ns, ten times a
+    duel's arithmetic.  The rest are workspaces (:func:`match_workspace`).  Returns how many EP runs missed
+    ``tolerance``.
+    """
+    team_priors(team_start, t0, n, row, weight, mu, var, p0, beta2, center, tm, tv, size)
+    unconverged = 0
+    groups, finishers = canonical_order(tm[:n], tv[:n], rank, size[:n], order, starts)
+    runs = tie_rotations(starts, groups)
+    if runs > 1:
+        players = team_start[t0 + n] - p0
+        new_mu[:players] = 0.0
+        new_var[:players] = 0.0
+    for r in range(runs):
+        if expectation_propagation(tm[:n], tv[:n], rank, size[:n], margin, tolerance, max_iterations,
+                                   order, starts, groups, finishers, r, pi, tau_msg, iw, fw) < 0:
+            unconverged += 1
+        apply_messages(team_start, t0, n, row, weight, var, p0, tm, tv, pi, tau_msg, new_mu, new_var,
+                        1.0 / runs)
+    return unconverged
+
+
+@jit
+def replay_trueskill(
+    match_start: NDArray[np.int64], team_start: NDArray[np.int64], team_rank: NDArray[np.int64],
+    row: NDArray[np.int64], weight: NDArray[np.float64], time: NDArray[np.float64],
+    mu: NDArray[np.float64], sigma: NDArray[np.float64], games: NDArray[np.int64], last_time: NDArray[np.float64],
+    hist_mu: NDArray[np.float64], hist_sigma: NDArray[np.float64], loglik: NDArray[np.float64],
+    beta: float, tau: float, drift: float, margin: float, tolerance: float, max_iterations: int, center: float,
+) -> int:
+    """Replay a history under TrueSkill, in place; return how many matches did not converge.
+
+    Team performances are measured from ``center`` (:func:`team_priors`).
+
+    ``row[p]`` is the state row of player slot ``p``; ``hist_mu/hist_sigma[p]`` receive that player's
+    rating after the match and ``loglik[m]`` the match's log-likelihood under the ratings before it (the
+    predictive model of :meth:`TrueSkill.log_likelihood`, without dynamics).  Empty ``hist_mu`` or
+    ``loglik`` arrays mean "not wanted": nothing is computed or written for them.
+
+    Two teams need no iteration (one moment-matching step is the exact EP answer): a duel of one player
+    each runs in scalars, larger teams through the team sums; more teams run :func:`expectation_propagation`
+    once per chain of their tied groups (:func:`tie_rotations`), averaging the players' posteriors.
+    """
+    keep = len(hist_mu) > 0
+    want_ll = len(loglik) > 0
+    n_matches = len(match_start) - 1
+    players = most_players(match_start, team_start)
+    tm, tv, size, pi, tau_msg, order, starts, iw, fw, new_mu, new_var = match_workspace(most_teams(match_start),
+                                                                                        players)
+    var = np.empty(players)
+    beta2, tau2, drift2 = beta * beta, tau * tau, drift * drift
+    unconverged = 0
+    for m in range(n_matches):
+        t0 = match_start[m]
+        n = match_start[m + 1] - t0
+        p0 = team_start[t0]
+        p1 = team_start[t0 + n]
+        rank = team_rank[t0:t0 + n]
+        now = time[m]
+        if n == 2 and p1 - p0 == 2:
+            # A duel: the same arithmetic as the team path below (bit for bit), in scalars.
+            ra, rb = row[p0], row[p0 + 1]
+            wa, wb = weight[p0], weight[p0 + 1]
+            if want_ll:
+                tm[0], tm[1] = wa * (mu[ra] - center), wb * (mu[rb] - center)
+                tv[0] = wa * wa * (sigma[ra] ** 2 + beta2)
+                tv[1] = wb * wb * (sigma[rb] ** 2 + beta2)
+                size[0] = size[1] = 1.0
+                loglik[m] = team_log_outcome(tm[:2], tv[:2], rank, size[:2], margin)
+            va = skill_var(sigma[ra], tau2, drift2, now, last_time[ra])
+            vb = skill_var(sigma[rb], tau2, drift2, now, last_time[rb])
+            ma, mb = wa * (mu[ra] - center), wb * (mu[rb] - center)
+            tva, tvb = wa * wa * (va + beta2), wb * wb * (vb + beta2)
+            pa = ta = pb = tb = 0.0
+            r0, r1 = rank[0], rank[1]
+            if r0 >= 0 or r1 >= 0:
+                if r0 < 0 or r1 < 0:
+                    kind, eps = BELOW, 0.0
+                else:
+                    kind = DRAW if r0 == r1 else WIN
+                    eps = margin * math.sqrt(2.0)
+                if r1 < 0 or (r0 >= 0 and r0 <= r1):
+                    pa, ta, pb, tb = tilted_messages(kind, eps, ma, tva, mb, tvb)
+                else:
+                    pb, tb, pa, ta = tilted_messages(kind, eps, mb, tvb, ma, tva)
+            denom = 1.0 + pa * tva
+            mu[ra] += wa * va * ((ta - pa * ma) / denom)
+            sigma[ra] = math.sqrt(va * (1.0 + pa * (tva - wa * wa * va)) / denom)
+            denom = 1.0 + pb * tvb
+            mu[rb] += wb * vb * ((tb - pb * mb) / denom)
+            sigma[rb] = math.sqrt(vb * (1.0 + pb * (tvb - wb * wb * vb)) / denom)
+            games[ra] += 1
+            games[rb] += 1
+            if now == now:
+                last_time[ra] = last_time[rb] = now
+            if keep:
+                hist_mu[p0], hist_sigma[p0] = mu[ra], sigma[ra]
+                hist_mu[p0 + 1], hist_sigma[p0 + 1] = mu[rb], sigma[rb]
+            continue
+        if want_ll:
+            for p in range(p0, p1):
+                var[p - p0] = sigma[row[p]] ** 2
+            team_priors(team_start, t0, n, row, weight, mu, var, p0, beta2, center, tm, tv, size)
+            loglik[m] = team_log_outcome(tm[:n], tv[:n], rank, size[:n], margin)
+        for p in range(p0, p1):
+            r = row[p]
+            var[p - p0] = skill_var(sigma[r], tau2, drift2, now, last_time[r])
+        if n == 2:  # one comparison, exact in one step: rate_teams's two-team case, kept in the loop for speed
+            team_priors(team_start, t0, n, row, weight, mu, var, p0, beta2, center, tm, tv, size)
+            pi[0] = pi[1] = tau_msg[0] = tau_msg[1] = 0.0
+            win, kind, eps = two_teams(rank[0], rank[1], margin, size[0] + size[1])
+            if win >= 0:
+                lose = 1 - win
+                pi[win], tau_msg[win], pi[lose], tau_msg[lose] = tilted_messages(
+                    kind, eps, tm[win], tv[win], tm[lose], tv[lose])
+            apply_messages(team_start, t0, n, row, weight, var, p0, tm, tv, pi, tau_msg, new_mu, new_var, 1.0)
+        else:
+            unconverged += rate_teams(team_start, t0, n, row, weight, mu, var, p0, rank, beta2, center, margin,
+                                      tolerance, max_iterations, tm, tv, size, pi, tau_msg, order, starts, iw, fw,
+                                      new_mu, new_var)
+        for p in range(p0, p1):
+            r = row[p]
+            mu[r] += new_mu[p - p0]
+            sigma[r] = math.sqrt(new_var[p - p0])
+            games[r] += 1
+            if now == now:
+                last_time[r] = now
+            if keep:
+                hist_mu[p] = mu[r]
+                hist_sigma[p] = sigma[r]
+    return unconverged
+
+
+@jit
+def history_log_likelihoods(
+    match_start: NDArray[np.int64], team_start: NDArray[np.int64], team_rank: NDArray[np.int64],
+    row: NDArray[np.int64], weight: NDArray[np.float64], start_mu: NDArray[np.float64],
+    start_sigma: NDArray[np.float64], hist_mu: NDArray[np.float64], hist_sigma: NDArray[np.float64],
+    n_rows: int, beta2: float, margin: float, center: float, out: NDArray[np.float64],
+) -> None:
+    """Each match's log-likelihood from a replay's history, as :func:`replay_trueskill` would have written it.
+
+    The rating a player brought to slot ``p`` is the one written after that player's previous slot of the
+    batch, or ``start_mu/start_sigma[p]`` (the state when the batch began) for a first appearance; from it
+    the team priors and :func:`team_log_outcome` are exactly the replay's (same operations, same order), so
+    deferring gives the same numbers bit for bit.
+    """
+    last = np.full(n_rows, -1, dtype=np.int64)
+    before_mu = np.empty(len(row))  # indexed by slot, as the history is
+    before_var = np.empty(len(row))
+    ident = np.arange(len(row))
+    width = most_teams(match_start)
+    tm = np.empty(width)
+    tv = np.empty(width)
+    size = np.empty(width)
+    for m in range(len(match_start) - 1):
+        t0 = match_start[m]
+        n = match_start[m + 1] - t0
+        p0 = team_start[t0]
+        p1 = team_start[t0 + n]
+        for p in range(p0, p1):
+            q = last[row[p]]
+            if q >= 0:
+                before_mu[p] = hist_mu[q]
+                before_var[p] = hist_sigma[q] ** 2
+            else:
+                before_mu[p] = start_mu[p]
+                before_var[p] = start_sigma[p] ** 2
+        team_priors(team_start, t0, n, ident, weight, before_mu, before_var[p0:], p0, beta2, center, tm, tv, size)
+        out[m] = team_log_outcome(tm[:n], tv[:n], team_rank[t0:t0 + n], size[:n], margin)
+        for p in range(p0, p1):
+            last[row[p]] = p
+
+
+@jit
+def log_match_quality(tm: NDArray[np.float64], skill_var: NDArray[np.float64], noise_var: NDArray[np.float64]
+                      ) -> float:
+    """``log`` of TrueSkill's match quality (paper, eq. 7, for ``n`` teams) from team-level sums.
+
+    Team ``i`` has mean ``tm_i = sum w mu``, skill variance ``c_i = sum w^2 sigma^2`` and performance-noise
+    variance ``b_i = beta^2 sum w^2``; let ``v_i = b_i + c_i``.  With ``D`` the ``(n-1) x n`` matrix of
+    consecutive differences, the matrices of eq. 7 are ``D diag(x) D^T`` (``x = b`` or ``v``), whose
+    determinant is ``prod_i x_i * sum_i 1/x_i`` (Cauchy-Binet: the spanning trees of a path), and
+    ``(D tm)^T (D diag(v) D^T)^-1 (D tm) = sum_i (tm_i - m)^2 / v_i`` with ``m`` the ``1/v``-weighted mean of
+    ``tm`` (the exponent of the density of all differences at zero).  So::
+
+        log quality = 1/2 (sum log b_i + log sum 1/b_i - sum log v_i - log sum 1/v_i) - 1/2 sum (tm_i - m)^2 / v_i
+
+    in ``O(n)``, independent of the order of the teams.
+    """
+    n = len(tm)
+    log_b = 0.0
+    inv_b = 0.0
+    log_v = 0.0
+    inv_v = 0.0
+    wm = 0.0
+    for i in range(n):
+        # A partial-play weight below ~1e-162 makes w^2 underflow to 0; such a team is all but absent, and a
+        # floor of 1e-300 keeps the formula finite instead of dividing by zero.
+        b = max(noise_var[i], 1e-300)
+        v = max(noise_var[i] + skill_var[i], 1e-300)
+        log_b += math.log(b)
+        inv_b += 1.0 / b
+        log_v += math.log(v)
+        inv_v += 1.0 / v
+        wm += tm[i] / v
+    wm /= inv_v
+    q = 0.0
+    for i in range(n):
+        q += (tm[i] - wm) ** 2 / max(noise_var[i] + skill_var[i], 1e-300)
+    return 0.5 * (log_b + math.log(inv_b) - log_v - math.log(inv_v)) - 0.5 * q
+
+
+@jit
+def log_qualities(match_start: NDArray[np.int64], team_start: NDArray[np.int64], row: NDArray[np.int64],
+                  weight: NDArray[np.float64], mu: NDArray[np.float64], sigma: NDArray[np.float64], beta2: float,
+                  center: float, out: NDArray[np.float64]) -> None:
+    """``out[m]`` = :func:`log_match_quality` of match ``m`` (``row[p]``: the rating row of player slot ``p``)."""
+    width = most_teams(match_start)
+    tm = np.empty(width)
+    skill = np.empty(width)
+    noise = np.empty(width)
+    for m in range(len(match_start) - 1):
+        t0 = match_start[m]
+        n = match_start[m + 1] - t0
+        for t in range(n):
+            a = 0.0
+            c = 0.0
+            w2 = 0.0
+            for p in range(team_start[t0 + t], team_start[t0 + t + 1]):
+                w = weight[p]
+                a += w * (mu[row[p]] - center)
+                c += w * w * sigma[row[p]] ** 2
+                w2 += w * w
+            tm[t] = a
+            skill[t] = c
+            noise[t] = beta2 * w2
+        out[m] = log_match_quality(tm[:n], skill[:n], noise[:n])

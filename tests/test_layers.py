@@ -1,0 +1,150 @@
+"""The shape of the code: one direction of dependency between layers, no import cycle, no module over 600 lines.
+
+The import graph is read with ``ast`` from the source, every ``import`` statement counted wherever it stands (a
+function's deferred import is a dependency too: it is how the old circle between the engine and the models hid).
+The layers are the picture in ``docs/design.md`` ("Layers and files"); a module that fits none fails the test, so
+a new module is placed in the picture when it is written.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parent.parent / "src"
+MAX_LINES = 600
+
+# Lowest first; a module may import its own layer (without a cycle) and the layers below, never one above.
+LAYERS: list[tuple[str, str]] = [
+    ("data", r"podium\.(rating|match|matches|tables)"),
+    ("numerics and the ordering engine", r"podium\.(numerics|densities|lattice|luce|windows|gauss_rule|chain|gauss_chain|"
+                                         r"ordering|[a-z_]*chain[a-z_]*)"),
+    ("kernels", r"podium\.kernels(\.[a-z_]+)?"),
+    ("models", r"podium\.models(\.[a-z_]+)?"),
+    ("engine and histories", r"podium\.(league|components|io|scan|simulate)"),
+    ("analysis", r"podium\.(evaluate|fit|audit|abuse|plot|[a-z_]*audit[a-z_]*|[a-z_]*evaluat[a-z_]*)"),
+    ("applications", r"podium(\.__main__|\.cli(\.[a-z_]+)?|\.server(\.[a-z_]+)*)?"),
+]
+
+
+def modules() -> dict[str, Path]:
+    """Every module under ``src/`` by dotted name (a package by its own name)."""
+    found = {}
+    for path in SRC.rglob("*.py"):
+        parts = list(path.relative_to(SRC).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        found[".".join(parts)] = path
+    return found
+
+
+def imported(name: str, path: Path, known: set[str]) -> set[str]:
+    """The modules of ``known`` that ``path`` imports anywhere in its body (``from a import b`` names the module
+    ``a.b`` when that is a module, else ``a``)."""
+    package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = package[: len(package) - node.level + 1] if node.level else []
+            module = ".".join(base + (node.module.split(".") if node.module else []))
+            targets = [f"{module}.{alias.name}" if f"{module}.{alias.name}" in known else module for alias in node.names]
+        else:
+            continue
+        out.update(t for t in targets if t in known and t != name)
+    return out
+
+
+def graph() -> dict[str, set[str]]:
+    found = modules()
+    return {name: imported(name, path, set(found)) for name, path in found.items()}
+
+
+def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one module (Tarjan), or a module importing itself."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(edges[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def layer(name: str) -> int:
+    for i, (_, pattern) in enumerate(LAYERS):
+        if re.fullmatch(pattern, name):
+            return i
+    raise AssertionError(f"{name} is in no layer of tests/test_layers.py (and of docs/design.md's picture)")
+
+
+def test_the_cycle_finder_finds_a_cycle() -> None:
+    # the old circle in miniature: the engine imports a kernel whose module imports the engine back
+    edges = {"league": {"elo"}, "elo": {"base"}, "base": {"league"}, "io": {"league"}}
+    assert cycles(edges) == [["base", "elo", "league"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_deferred_imports_count(tmp_path: Path) -> None:
+    path = tmp_path / "m.py"
+    path.write_text("def f():\n    from .other import thing\n    return thing\n")
+    assert imported("podium.m", path, {"podium.m", "podium.other"}) == {"podium.other"}
+    path.write_text("from . import other\nfrom .pkg import sub as s\n")
+    assert imported("podium.m", path, {"podium.m", "podium.other", "podium.pkg", "podium.pkg.sub"}) == {
+        "podium.other", "podium.pkg.sub"}
+
+
+def test_no_import_cycle() -> None:
+    assert cycles(graph()) == []
+
+
+def test_imports_go_down_the_layers() -> None:
+    upward = [f"{a} ({LAYERS[layer(a)][0]}) imports {b} ({LAYERS[layer(b)][0]})"
+              for a, targets in graph().items() for b in sorted(targets) if layer(b) > layer(a)]
+    assert upward == []
+
+
+def test_the_engine_knows_no_model_by_name() -> None:
+    models = {name for name in modules() if name.startswith(("podium.models.", "podium.kernels."))} - {
+        "podium.models.base", "podium.kernels.common"}
+    assert graph()["podium.league"] & models == set()
+    tree = ast.parse((SRC / "podium" / "league.py").read_text())
+    used = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+    used |= {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)}
+    # no model class, and no dispatch on a model's kind (what league.py did before the kernels layer)
+    assert used & {"Elo", "PairwiseElo", "PlackettLuce", "Thurstone", "TrueSkill", "Glicko2", "_kind", "PAIRWISE",
+                   "PLACKETT_LUCE"} == set()
+
+
+@pytest.mark.parametrize("name", sorted(modules()))
+def test_module_length(name: str) -> None:
+    lines = len(modules()[name].read_text().splitlines())
+    assert lines <= MAX_LINES, f"{name}: {lines} lines"
