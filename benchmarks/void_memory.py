@@ -204,8 +204,8 @@ def old_replay(path: Path, seq: int) -> None:
     from sqlalchemy import and_, delete, insert, select
 
     from podium.league import League
-    from podium.match import _Packer
-    from podium.server import store
+    from podium.matches import _Packer
+    from podium.server import replay, store
     from podium.server.db import history, make_engine, matches
     from podium.server.settings import database_url
 
@@ -230,7 +230,7 @@ def old_replay(path: Path, seq: int) -> None:
         conn.execute(insert(history), [{"league_id": league.id, "player": p, "seq": seqs[m], "mu": a, "sigma": b}
                                        for m, p, a, b in zip(slot_match.tolist(), slot_player, mu.tolist(),
                                                              sigma.tolist())])
-        store._write_states(conn, league, population, set(slot_player))
+        replay._write_states(conn, league, population, set(slot_player))
         transaction.rollback()
     engine.dispose()
     print(json.dumps({"peak_kb": status_kb(os.getpid(), "VmHWM"), "seconds": time.perf_counter() - start}))

@@ -10,62 +10,46 @@ or neither is.
 Ratings are computed by the library: the players' saved states (:class:`podium.PlayerState`) go into a
 :class:`podium.League`, the match is recorded, the new states come back.  That is the same compiled kernel,
 on the same numbers, as an offline replay of the log, so the stored ratings equal the replay exactly.
+
+The validation of requests and the conversion of rows are in :mod:`podium.server.records`, the streamed
+replays of the log (void, correct, rebuild) in :mod:`podium.server.replay`, predictions and balanced teams in
+:mod:`podium.server.teams`; their public names are here too.
 """
 
 from __future__ import annotations
 
 import hashlib
-import itertools
 import json
-import math
 import re
 import secrets
 import time as clock
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from functools import lru_cache
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-from sqlalchemy import and_, bindparam, delete, func, insert, or_, select, update
-from sqlalchemy.dialects import postgresql as postgresql_dialect
-from sqlalchemy.dialects import sqlite as sqlite_dialect
+from sqlalchemy import and_, bindparam, func, insert, or_, select, update
 from sqlalchemy.engine import Connection, Engine
 
-from ..league import League, PlayerState
-from ..match import Match, MatchError, Matches, _Packer, parse_time
+from ..league import League
+from ..match import Match, MatchError, parse_time
 from ..models import MODELS, Model
-from ..rating import Rating
-from .db import (bytes_to_extra, extra_to_bytes, history, leagues, lock_league, matches, nan_to_null, null_to_nan,
-                 ratings, read_transaction, tokens, write_transaction)
+from .db import (extra_to_bytes, history, leagues, lock_league, matches, nan_to_null, ratings, read_transaction, tokens,
+                 write_transaction)
+from .records import (LeagueInfo, StoreError, _UPSERT_STATES, _cached_model, _dump, _iso, _match_out, _match_row, _out,
+                      _same, _states, _to_match, check_players, get_league, parse_record)
+from .replay import Difference, REPLAY_CHUNK, _replay_from, log_chunks, rebuild
+from .teams import balance, predict
 
 __all__ = [
     "ROLES", "StoreError", "LeagueInfo", "TokenInfo", "create_token", "list_tokens", "revoke_token", "find_token", "make_model", "create_league",
     "get_league", "list_leagues", "parse_record", "Report", "prepare_report", "report_match", "record_reports", "approve_match", "reject_match", "void_match",
     "correct_match", "get_match", "pending_matches", "leaderboard", "player_page", "predict", "balance",
-    "rebuild", "Difference", "log_chunks", "REPLAY_CHUNK",
+    "rebuild", "Difference", "log_chunks", "REPLAY_CHUNK", "check_players",
 ]
 
-EXHAUSTIVE_SPLITS = 20_000
 ROLES = ("reporter", "moderator", "admin")  # each role may do everything the ones before it may
 LEAGUE_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
-MATCH_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,63}")
-# Player ids are shown in pages and used in URLs: no markup, no path separators, no control characters.
-_BAD_NAME = re.compile(r"[\x00-\x1f\x7f<>&\"`;/\\]")
-MAX_NAME = 64
-MAX_META_DEPTH = 16
-REPLAY_CHUNK = 2_000  # matches per chunk when the log is replayed (Settings.replay_chunk)
-
-
-class StoreError(Exception):
-    """A request the server refuses: ``status`` is the HTTP status, ``field`` the offending field."""
-
-    def __init__(self, status: int, field: str, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.field = field
-        self.message = message
 
 
 # -- tokens --------------------------------------------------------------------------------------------------
@@ -119,26 +103,6 @@ def find_token(conn: Connection, token: str) -> TokenInfo | None:
 
 
 # -- leagues -------------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class LeagueInfo:
-    id: int
-    name: str
-    model_name: str
-    params: dict[str, Any]
-    moderated: bool
-    model: Model = field(compare=False)
-
-    def to_dict(self) -> dict[str, Any]:
-        prior = self.model.prior
-        return {"name": self.name, "model": self.model_name, "params": self.model.get_params(),
-                "moderated": self.moderated, "prior": {"mu": prior.mu, "sigma": prior.sigma}}
-
-
-@lru_cache(maxsize=256)
-def _cached_model(name: str, params_json: str) -> Model:
-    return MODELS[name](**json.loads(params_json))
-
-
 def make_model(name: Any, params: Any) -> Model:
     """The model a league asks for, validated by the model's own constructor (messages name the field)."""
     if not isinstance(name, str) or name not in MODELS:
@@ -175,14 +139,6 @@ def create_league(engine: Engine, name: Any, model: Any, params: Any, moderated:
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def get_league(conn: Connection, name: str) -> LeagueInfo:
-    row = conn.execute(select(leagues).where(leagues.c.name == name)).first()
-    if row is None:
-        raise StoreError(404, "league", f"No league called {name!r:.80}.")
-    params = json.loads(row.params)
-    return LeagueInfo(row.id, row.name, row.model, params, bool(row.moderated), _cached_model(row.model, row.params))
-
-
 def list_leagues(conn: Connection) -> list[dict[str, Any]]:
     counts: dict[int, int] = dict(conn.execute(select(matches.c.league_id, func.count()).where(matches.c.status == "recorded")
                                .group_by(matches.c.league_id)).all())
@@ -192,97 +148,6 @@ def list_leagues(conn: Connection) -> list[dict[str, Any]]:
         out.append({"name": row.name, "model": row.model, "moderated": bool(row.moderated),
                     "matches": int(counts.get(row.id, 0)), "players": int(players.get(row.id, 0))})
     return out
-
-
-# -- match records -------------------------------------------------------------------------------------------
-def check_player(name: Any, where: str) -> str:
-    if not isinstance(name, str):
-        raise StoreError(422, where, f"'{where}' must be a player id (a string). Got {name!r:.80}.")
-    if not name or len(name) > MAX_NAME or name != name.strip():
-        raise StoreError(422, where, f"'{where}' must be 1-{MAX_NAME} characters without leading or trailing "
-                                     f"spaces. Got {name!r:.80}.")
-    if name.strip(".") == "":
-        raise StoreError(422, where, f"'{where}' may not be only dots (it would be a relative path). Got {name!r:.80}.")
-    try:
-        name.encode("utf-8")
-    except UnicodeEncodeError:
-        raise StoreError(422, where, f"'{where}' is not valid Unicode text (a lone surrogate). Got {name!r:.80}.") from None
-    bad = _BAD_NAME.search(name)
-    if bad:
-        raise StoreError(422, where, f"'{where}' may not contain {bad.group()!r} (no markup, quotes, ';', "
-                                     f"slashes or control characters). Got {name!r:.80}.")
-    return name
-
-
-def parse_record(record: Any, max_players: int) -> tuple[Match, dict[str, Any]]:
-    """Validate a reported match record; return the Match and its canonical record (what is stored).
-
-    The library's :class:`Match` checks the structure (and names the field); this adds what a public
-    server needs: bounded sizes, safe player ids, a well-formed client id.
-    """
-    if not isinstance(record, dict):
-        raise StoreError(422, "body", f"A match must be a JSON object. Got {record!r:.80}.")
-    allowed = {"id", "time", "teams", "ranks", "weights", "meta"}
-    unknown = sorted(set(record) - allowed)
-    if unknown:
-        raise StoreError(422, unknown[0], f"Unknown field(s) {unknown}; a match has {sorted(allowed)}.")
-    if "teams" not in record:
-        raise StoreError(422, "teams", "The field 'teams' is missing.")
-    teams = record["teams"]
-    if isinstance(teams, list):
-        size = sum(len(t) if isinstance(t, list) else 1 for t in teams)
-        if size > max_players or len(teams) > max_players:
-            raise StoreError(422, "teams", f"'teams': at most {max_players} players in one match. Got {size}.")
-        for i, team in enumerate(teams):
-            if isinstance(team, list):
-                for j, player in enumerate(team):
-                    check_player(player, f"teams[{i}][{j}]")
-    match_id = record.get("id")
-    if match_id is not None and (not isinstance(match_id, str) or not MATCH_ID.fullmatch(match_id)):
-        raise StoreError(422, "id", "'id' must be 1-64 characters of A-Z, a-z, 0-9, '.', '_', ':' and '-', "
-                                    f"starting with a letter or digit. Got {match_id!r:.80}.")
-    meta = record.get("meta")
-    if meta is not None and not isinstance(meta, dict):
-        raise StoreError(422, "meta", f"'meta' must be an object. Got {meta!r:.80}.")
-    if meta is not None and _depth(meta) > MAX_META_DEPTH:
-        raise StoreError(422, "meta", f"'meta' may nest at most {MAX_META_DEPTH} levels deep.")
-    try:
-        match = Match(teams, record.get("ranks"), record.get("weights"), record.get("time"), match_id)
-    except MatchError as error:
-        text = str(error)
-        found = re.match(r"'([\w\[\]]+)'", text)
-        raise StoreError(422, found.group(1) if found else "body", text) from None
-    canonical = match.to_record()
-    if meta:
-        try:
-            json.dumps(meta, allow_nan=False)
-        except ValueError:
-            raise StoreError(422, "meta", "'meta' may not hold NaN or infinite numbers.") from None
-        canonical["meta"] = meta
-    return match, canonical
-
-
-def _depth(value: Any) -> int:
-    """How deeply lists and objects nest in ``value`` (iteratively: no recursion limit to hit)."""
-    deepest, stack = 0, [(value, 1)]
-    while stack:
-        item, level = stack.pop()
-        if isinstance(item, dict):
-            item = list(item.values())
-        if isinstance(item, list):
-            deepest = max(deepest, level)
-            if level <= MAX_META_DEPTH:
-                stack.extend((child, level + 1) for child in item)
-    return deepest
-
-
-def _dump(record: Mapping[str, Any]) -> str:
-    return json.dumps(record, sort_keys=True, separators=(",", ":"), allow_nan=False)
-
-
-def _same(stored: str, record: Mapping[str, Any]) -> bool:
-    """Is ``record`` the stored one (ignoring the id the server filled in)?"""
-    return json.loads(stored) | {"id": None} == dict(record) | {"id": None}
 
 
 # -- writes ---------------------------------------------------------------------------------------------------
@@ -296,26 +161,9 @@ _FIND_MATCHES = select(matches).where(and_(matches.c.league_id == bindparam("lea
 _FIND_TOKENS = (select(tokens.c.id, tokens.c.role, tokens.c.label, tokens.c.revoked, tokens.c.digest)
                 .where(tokens.c.digest.in_(bindparam("digests", expanding=True))))
 _LAST_SEQ = select(func.max(matches.c.seq)).where(matches.c.league_id == bindparam("league"))
-_STATES = (select(ratings.c.player, ratings.c.mu, ratings.c.sigma, ratings.c.games, ratings.c.last_time,
-                  ratings.c.extra)
-           .where(and_(ratings.c.league_id == bindparam("league"),
-                       ratings.c.player.in_(bindparam("players", expanding=True)))))
-
-
-def _upsert_states(dialect: Any) -> Any:
-    """``INSERT ... ON CONFLICT (league_id, player) DO UPDATE`` of ``ratings`` (SQLite and PostgreSQL say
-    it alike; SQLAlchemy builds it per dialect): one statement for the new and the known players."""
-    statement = dialect.insert(ratings)
-    return statement.on_conflict_do_update(
-        index_elements=[ratings.c.league_id, ratings.c.player],
-        set_={c: statement.excluded[c] for c in ("mu", "sigma", "games", "last_time", "extra")})
-
-
-_UPSERT_STATES = {"sqlite": _upsert_states(sqlite_dialect), "postgresql": _upsert_states(postgresql_dialect)}
 _RECORD_PENDING = (update(matches).where(matches.c.id == bindparam("pk"))
                    .values(seq=bindparam("seq"), status="recorded", decided=bindparam("now"),
                            decider=bindparam("decider")))
-
 
 
 @dataclass(frozen=True)
@@ -439,12 +287,6 @@ def record_reports(engine: Engine, league: LeagueInfo, reports: Sequence[Report]
     return results  # type: ignore[return-value]
 
 
-def _states(conn: Connection, league_id: int, players: Iterable[str]) -> dict[str, PlayerState]:
-    rows = conn.execute(_STATES, {"league": league_id, "players": list(players)})
-    return {r.player: PlayerState(float(r.mu), float(r.sigma), int(r.games), null_to_nan(r.last_time),
-                                  bytes_to_extra(r.extra)) for r in rows}
-
-
 def _apply(conn: Connection, league: LeagueInfo, log: Sequence[Match], last: int | None
            ) -> tuple[int, list[list[dict[str, Any]]]]:
     """Append ``log`` to the league's approved log, rating each match in order, and store the ratings.
@@ -484,14 +326,6 @@ def _apply(conn: Connection, league: LeagueInfo, log: Sequence[Match], last: int
     return first, changes
 
 
-def _match_row(conn: Connection, league: LeagueInfo, match_id: str) -> Any:
-    row = conn.execute(select(matches).where(and_(matches.c.league_id == league.id,
-                                                  matches.c.match_id == match_id))).first()
-    if row is None:
-        raise StoreError(404, "match", f"No match {match_id!r:.80} in league {league.name!r}.")
-    return row
-
-
 def approve_match(engine: Engine, league: LeagueInfo, match_id: str, token: TokenInfo) -> tuple[int, dict[str, Any]]:
     """Record a pending match (200); approving it again is a no-op that returns it (200)."""
     with write_transaction(engine, league.id) as conn:
@@ -517,7 +351,7 @@ def reject_match(engine: Engine, league: LeagueInfo, match_id: str, token: Token
 def void_match(engine: Engine, league: LeagueInfo, match_id: str, token: TokenInfo, *, chunk: int = REPLAY_CHUNK
                ) -> dict[str, Any]:
     """Take a recorded match out of the log and replay the league from its place (streamed, ``chunk`` matches
-    at a time: :func:`_replay_from`)."""
+    at a time: :func:`podium.server.replay._replay_from`)."""
     return _decide(engine, league, match_id, token, "recorded", "voided", chunk)
 
 
@@ -538,7 +372,7 @@ def _decide(engine: Engine, league: LeagueInfo, match_id: str, token: TokenInfo,
 def correct_match(engine: Engine, league: LeagueInfo, match_id: str, record: Any, token: TokenInfo,
                   max_players: int, *, chunk: int = REPLAY_CHUNK) -> dict[str, Any]:
     """Replace a match's result (keeping its place in the log) and replay the league from there (streamed,
-    ``chunk`` matches at a time: :func:`_replay_from`)."""
+    ``chunk`` matches at a time: :func:`podium.server.replay._replay_from`)."""
     if isinstance(record, dict) and record.get("id") not in (None, match_id):
         raise StoreError(422, "id", f"'id' must be the corrected match's id {match_id!r} or left out. Got {record['id']!r:.80}.")
     match, canonical = parse_record(record, max_players)
@@ -559,246 +393,7 @@ def correct_match(engine: Engine, league: LeagueInfo, match_id: str, record: Any
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def _to_match(record: str) -> Match:
-    data = json.loads(record)
-    return Match(data["teams"], data.get("ranks"), data.get("weights"), data.get("time"), data.get("id"))
-
-
-_NAMES_PER_STATEMENT = 1000  # players per IN list or upsert (SQLite takes 32,766 parameters, PostgreSQL 65,535)
-
-
-def log_chunks(conn: Connection, league: LeagueInfo, chunk: int = REPLAY_CHUNK, *, since: int = -1
-               ) -> Iterator[tuple[list[int], Matches]]:
-    """The approved log in order (from the first match after seq ``since``), ``chunk`` matches at a time: each
-    chunk's seqs and its matches (columnar, with the stored match ids).
-
-    The rows come through a server-side cursor (PostgreSQL; SQLite's cursor steps through the table as rows
-    are fetched), so one chunk of them is in memory at a time, however long the log.  The connection may
-    run other statements between chunks (the replay writes history as it goes).
-    """
-    statement = (select(matches.c.seq, matches.c.record, matches.c.match_id)
-                 .where(and_(matches.c.league_id == league.id, matches.c.status == "recorded",
-                             matches.c.seq > since))
-                 .order_by(matches.c.seq).execution_options(yield_per=chunk))
-    result = conn.execute(statement)
-    try:
-        for rows in result.partitions():
-            packer = _Packer()
-            for row in rows:
-                data = json.loads(row.record)
-                packer.add(data["teams"], data.get("ranks"), data.get("weights"), data.get("time"), row.match_id,
-                           None)
-            yield [int(row.seq) for row in rows], packer.build()
-    finally:
-        result.close()
-
-
-def _history_rows(league: LeagueInfo, seqs: Sequence[int], first: int, slots: tuple[Any, list[str], Any, Any]
-                  ) -> list[dict[str, Any]]:
-    """History rows of a chunk replayed by :meth:`League.record_slots` (``first``: the league's match count
-    before it; ``seqs``: the chunk's seqs)."""
-    slot_match, slot_player, mu, sigma = slots
-    return [{"league_id": league.id, "player": p, "seq": seqs[m - first], "mu": a, "sigma": b}
-            for m, p, a, b in zip(slot_match.tolist(), slot_player, mu.tolist(), sigma.tolist())]
-
-
-def _replay_from(conn: Connection, league: LeagueInfo, seq: int, also: Iterable[str] = (), *,
-                 chunk: int = REPLAY_CHUNK, progress: Callable[[int], None] | None = None) -> int:
-    """Recompute the ratings after a change at ``seq`` (a void, a correction; an import replays from 0).
-
-    The log is streamed and replayed a chunk at a time: the matches before ``seq`` only move the players'
-    states (their history is unchanged), and from ``seq`` on each chunk's history rows are written and
-    dropped before the next chunk is read; the states of the players of the replayed part (and of ``also``,
-    the players of the match as it was, who may have left the league) are written at the end.  Memory: the
-    players' states and one chunk, whatever the length of the log.  The same compiled kernel replays the same
-    matches in the same order as a replay of the whole log in one go, so the results are the same to the bit.
-
-    Returns the number of matches in the log; ``progress`` is told each chunk's size.
-    """
-    population = League(league.model, keep_history=False)
-    affected = set(also)
-    done = seq - 1  # the history up to this seq is right (or rewritten already)
-
-    def clear(upto: int | None) -> None:
-        # The old history is deleted a range of seqs at a time, just before the range is rewritten: one
-        # DELETE of the whole tail would make SQLite collect every row id to delete in memory first.
-        where = [history.c.league_id == league.id, history.c.seq > done]
-        conn.execute(delete(history).where(and_(*where, *([] if upto is None else [history.c.seq <= upto]))))
-
-    for seqs, packed in log_chunks(conn, league, chunk):
-        split = 0 if seqs[0] >= seq else int(np.searchsorted(np.asarray(seqs, dtype=np.int64), seq))
-        if split:
-            population.record_many(packed[:split] if split < len(seqs) else packed)
-        if split < len(seqs):
-            clear(seqs[-1])
-            done = seqs[-1]
-            first = population.n_matches
-            slots = population.record_slots(packed[split:] if split else packed)
-            conn.execute(insert(history), _history_rows(league, seqs[split:], first, slots))
-            affected.update(slots[1])
-        if progress is not None:
-            progress(len(seqs))
-    clear(None)  # beyond the log's end (the match voided was its last)
-    _write_states(conn, league, population, affected)
-    return population.n_matches
-
-
-def _write_states(conn: Connection, league: LeagueInfo, population: League, players: Iterable[str]) -> None:
-    """Store the states of ``players`` from ``population``; those it does not know leave the table."""
-    names = sorted(players)
-    upsert = _UPSERT_STATES[conn.dialect.name]
-    for start in range(0, len(names), _NAMES_PER_STATEMENT):
-        part = names[start:start + _NAMES_PER_STATEMENT]
-        states = population.states(part)
-        gone = [p for p in part if p not in states]
-        if gone:
-            conn.execute(delete(ratings).where(and_(ratings.c.league_id == league.id, ratings.c.player.in_(gone))))
-        if states:
-            conn.execute(upsert, [{"league_id": league.id, "player": p, "mu": s.mu, "sigma": s.sigma,
-                                   "games": s.games, "last_time": nan_to_null(s.last_time),
-                                   "extra": extra_to_bytes(s.extra)} for p, s in states.items()])
-
-
-@dataclass(frozen=True)
-class Difference:
-    """One stored value that the replay of the log does not reproduce."""
-
-    table: str
-    player: str
-    seq: int | None
-    column: str
-    stored: float | None
-    replayed: float | None
-
-
-def rebuild(engine: Engine, league_name: str, *, write: bool = True, tolerance: float = 1e-9,
-            chunk: int = REPLAY_CHUNK, progress: Callable[[int], None] | None = None
-            ) -> tuple[int, list[Difference]]:
-    """Replay the league's approved log and compare every stored rating and history row with it.
-
-    Returns ``(matches replayed, differences)`` (the ratings' first, by player; then the history's, by player
-    and seq); with ``write`` the replayed values replace the stored ones (in the same locked transaction).
-    Values within ``tolerance`` (absolute, or relative for large magnitudes) count as equal.  The log is
-    streamed a chunk at a time (see :func:`_replay_from`), each chunk's history compared with the stored rows
-    of its range of seqs, so the memory needed is the players' states, one chunk and the differences found.
-    ``progress`` is told each chunk's size.
-    """
-    with engine.connect() as probe:
-        league = get_league(probe, league_name)
-    with write_transaction(engine, league.id) as conn:
-        def differs(a: float | None, b: float | None) -> bool:
-            if a is None or b is None:
-                return a is not b
-            return not abs(a - b) <= tolerance * max(1.0, abs(b))
-
-        def compare(want: dict[tuple[str, int], tuple[float, float]], *where: Any) -> list[Difference]:
-            """The history differences within ``where`` (a range of seqs); rewrite the range if asked."""
-            condition = and_(history.c.league_id == league.id, *where)
-            have = {(r.player, int(r.seq)): (float(r.mu), float(r.sigma))
-                    for r in conn.execute(select(history.c.player, history.c.seq, history.c.mu, history.c.sigma)
-                                          .where(condition))}
-            found = []
-            for key in set(want) | set(have):
-                a2, b2 = have.get(key), want.get(key)
-                for i, column in enumerate(("mu", "sigma")):
-                    a = None if a2 is None else a2[i]
-                    b = None if b2 is None else b2[i]
-                    if differs(a, b):
-                        found.append(Difference("history", key[0], key[1], column, a, b))
-            if write and found:
-                conn.execute(delete(history).where(condition))
-                if want:
-                    conn.execute(insert(history), [{"league_id": league.id, "player": p, "seq": q, "mu": a,
-                                                    "sigma": b} for (p, q), (a, b) in want.items()])
-            return found
-
-        population = League(league.model, keep_history=False)
-        history_diffs: list[Difference] = []
-        last: int | None = None  # the last seq of the chunks compared so far
-        for seqs, packed in log_chunks(conn, league, chunk):
-            first = population.n_matches
-            slot_match, slot_player, mu, sigma = population.record_slots(packed)
-            want = {(p, seqs[m - first]): (a, b)
-                    for m, p, a, b in zip(slot_match.tolist(), slot_player, mu.tolist(), sigma.tolist())}
-            history_diffs += compare(want, history.c.seq <= seqs[-1], *([] if last is None else [history.c.seq > last]))
-            last = seqs[-1]
-            if progress is not None:
-                progress(len(seqs))
-        # history rows beyond the log (or in an empty log): all stray
-        history_diffs += compare({}, *([] if last is None else [history.c.seq > last]))
-
-        diffs: list[Difference] = []
-        stored = {r.player: r for r in conn.execute(select(ratings).where(ratings.c.league_id == league.id))}
-        replayed = population.states()
-        for player in sorted(set(stored) | set(replayed)):
-            row, state = stored.get(player), replayed.get(player)
-            for column in ("mu", "sigma", "games", "last_time"):
-                a = None if row is None else getattr(row, column)
-                b = None if state is None else nan_to_null(getattr(state, column))
-                if differs(None if a is None else float(a), None if b is None else float(b)):
-                    diffs.append(Difference("ratings", player, None, column, a, b))
-            kept = () if row is None else bytes_to_extra(row.extra)
-            wanted = () if state is None else state.extra
-            for i in range(max(len(kept), len(wanted))):  # a model's extra state; NaN (an open period's) = NULL
-                a = nan_to_null(kept[i]) if i < len(kept) else None
-                b = nan_to_null(wanted[i]) if i < len(wanted) else None
-                if differs(a, b):
-                    diffs.append(Difference("ratings", player, None, f"extra[{i}]", a, b))
-        history_diffs.sort(key=lambda d: (d.player, d.seq, d.column != "mu"))
-        diffs += history_diffs
-        if write and diffs:
-            _write_states(conn, league, population, set(stored) | set(replayed))
-        return population.n_matches, diffs
-    raise AssertionError("unreachable")  # pragma: no cover
-
-
 # -- reads ---------------------------------------------------------------------------------------------------
-def _iso(t: float | None) -> str | None:
-    if t is None:
-        return None
-    from datetime import datetime, timezone
-
-    return datetime.fromtimestamp(t, tz=timezone.utc).isoformat(timespec="seconds")
-
-
-def _match_out(conn: Connection, league: LeagueInfo, row: Any) -> dict[str, Any]:
-    """A stored match as the API shows it, with each player's rating before and after it if recorded."""
-    record = json.loads(row.record)
-    changes = None
-    if row.status == "recorded":
-        players = [p for team in record["teams"] for p in team]
-        after = {r.player: (float(r.mu), float(r.sigma)) for r in conn.execute(
-            select(history.c.player, history.c.mu, history.c.sigma)
-            .where(and_(history.c.league_id == league.id, history.c.seq == row.seq)))}
-        prev = _before(conn, league, players, int(row.seq))
-        changes = [{"player": p, "before": {"mu": prev[p][0], "sigma": prev[p][1]},
-                    "after": {"mu": after[p][0], "sigma": after[p][1]}} for p in players if p in after]
-    return _out(league, row._asdict(), record, changes)
-
-
-def _out(league: LeagueInfo, row: Mapping[str, Any], record: dict[str, Any],
-         changes: list[dict[str, Any]] | None) -> dict[str, Any]:
-    out: dict[str, Any] = {"id": row["match_id"], "league": league.name, "status": row["status"], "seq": row["seq"],
-                           "record": record, "reported": _iso(row["reported"]), "decided": _iso(row["decided"])}
-    if changes is not None:
-        out["ratings"] = changes
-    return out
-
-
-def _before(conn: Connection, league: LeagueInfo, players: Sequence[str], seq: int) -> dict[str, tuple[float, float]]:
-    """Each player's rating just before match ``seq`` (the prior if it was their first)."""
-    last = (select(history.c.player, func.max(history.c.seq).label("seq"))
-            .where(and_(history.c.league_id == league.id, history.c.player.in_(list(players)), history.c.seq < seq))
-            .group_by(history.c.player).subquery())
-    rows = conn.execute(select(history.c.player, history.c.mu, history.c.sigma).join(
-        last, and_(history.c.player == last.c.player, history.c.seq == last.c.seq))
-        .where(history.c.league_id == league.id))
-    prior = league.model.prior
-    out = {p: (prior.mu, prior.sigma) for p in players}
-    out.update({r.player: (float(r.mu), float(r.sigma)) for r in rows})
-    return out
-
-
 def get_match(conn: Connection, league: LeagueInfo, match_id: str) -> dict[str, Any]:
     return _match_out(conn, league, _match_row(conn, league, match_id))
 
@@ -861,155 +456,3 @@ def player_page(conn: Connection, league: LeagueInfo, player: str, *, k: float, 
         "recent": [{"id": h.match_id, "seq": h.seq, "record": records[h.match_id],
                     "after": {"mu": float(h.mu), "sigma": float(h.sigma)}} for h in recent_rows],
     }
-
-
-def _check_teams(teams: Any, max_players: int, field_name: str = "teams") -> list[list[str]]:
-    if not isinstance(teams, list) or len(teams) < 2:
-        raise StoreError(422, field_name, f"'{field_name}' must be a list of at least two teams. Got {teams!r:.80}.")
-    size = sum(len(t) if isinstance(t, list) else 1 for t in teams)
-    if size > max_players:
-        raise StoreError(422, field_name, f"'{field_name}': at most {max_players} players. Got {size}.")
-    seen: set[str] = set()
-    for i, team in enumerate(teams):
-        if not isinstance(team, list) or not team:
-            raise StoreError(422, f"{field_name}[{i}]", f"'{field_name}[{i}]' must be a non-empty list of players. Got {team!r:.80}.")
-        for j, p in enumerate(team):
-            check_player(p, f"{field_name}[{i}][{j}]")
-            if p in seen:
-                raise StoreError(422, field_name, f"'{field_name}': player {p!r} appears more than once.")
-            seen.add(p)
-    return teams
-
-
-def _ratings_of(conn: Connection, league: LeagueInfo, players: Iterable[str]) -> dict[str, Rating]:
-    return {p: Rating(s.mu, s.sigma) for p, s in _states(conn, league.id, players).items()}
-
-
-def check_players(players: Any, max_players: int, field_name: str = "players") -> list[str]:
-    """A list of distinct, valid player ids (errors name ``players[i]``)."""
-    if not isinstance(players, list):
-        raise StoreError(422, field_name, f"'{field_name}' must be a list of player ids. Got {players!r:.80}.")
-    if len(players) > max_players:
-        raise StoreError(422, field_name, f"'{field_name}': at most {max_players} players. Got {len(players)}.")
-    for i, p in enumerate(players):
-        check_player(p, f"{field_name}[{i}]")
-    if len(set(players)) != len(players):
-        twice = next(p for p in players if players.count(p) > 1)
-        raise StoreError(422, field_name, f"'{field_name}': player {twice!r} appears more than once.")
-    return players
-
-
-def predict(conn: Connection, league: LeagueInfo, teams: Any, max_players: int) -> dict[str, Any]:
-    """Win and place probabilities and match quality for ``teams`` (unknown players at the prior)."""
-    teams = _check_teams(teams, max_players)
-    try:
-        league.model._check_team_count(len(teams))
-    except MatchError as error:
-        raise StoreError(422, "teams", str(error)) from None
-    current = _ratings_of(conn, league, (p for t in teams for p in t))
-    model = league.model
-    return {"teams": teams,
-            "win_probabilities": model.win_probabilities(teams, current).tolist(),
-            "rank_probabilities": model.rank_probabilities(teams, current).tolist(),
-            "quality": model.quality(teams, current),
-            "ratings": {p: {"mu": r.mu, "sigma": r.sigma} for p, r in current.items()}}
-
-
-def balance(conn: Connection, league: LeagueInfo, players: Any, n_teams: Any, max_players: int) -> dict[str, Any]:
-    """Split ``players`` into ``n_teams`` teams of equal size (within one) maximizing match quality.
-
-    Every split is tried when there are at most ``EXHAUSTIVE_SPLITS`` (team order does not count: 16 players
-    in two teams is 6,435), so the answer is the best split.  Beyond that the problem is a number partition
-    (NP-hard), and the answer is the best found: a snake draft by rating improved by swapping pairs of players
-    between teams until no swap helps (``"method": "local search"`` says so).
-    """
-    if isinstance(n_teams, bool) or not isinstance(n_teams, int) or n_teams < 2:
-        raise StoreError(422, "teams", f"'teams' must be an integer >= 2. Got {n_teams!r:.80}.")
-    check_players(players, min(max_players, 200))
-    if len(players) < n_teams:
-        raise StoreError(422, "players", f"'players' must hold at least {n_teams} players. Got {players!r:.80}.")
-    try:
-        league.model._check_team_count(n_teams)
-    except MatchError as error:
-        raise StoreError(422, "teams", str(error)) from None
-    current = _ratings_of(conn, league, players)
-    model = league.model
-
-    def quality(split: Sequence[Sequence[str]]) -> float:
-        return model.quality(split, current)
-
-    sizes = [len(players) // n_teams + (1 if i < len(players) % n_teams else 0) for i in range(n_teams)]
-    best: list[list[str]] | None = None
-    method = "exhaustive"
-    if _count_splits(sizes) <= EXHAUSTIVE_SPLITS:
-        best_q = -1.0
-        for split in _splits(list(players), sizes):
-            q = quality(split)
-            if q > best_q:
-                best, best_q = split, q
-    else:
-        method = "local search"
-        prior = model.prior
-        order = sorted(players, key=lambda p: -current.get(p, prior).mu)
-        teams: list[list[str]] = [[] for _ in sizes]
-        for i, p in enumerate(order):  # snake draft
-            lap, pos = divmod(i, n_teams)
-            teams[pos if lap % 2 == 0 else n_teams - 1 - pos].append(p)
-        best_q = quality(teams)
-        improved = True
-        while improved:
-            improved = False
-            for a, b in itertools.combinations(range(n_teams), 2):
-                for i in range(len(teams[a])):
-                    for j in range(len(teams[b])):
-                        teams[a][i], teams[b][j] = teams[b][j], teams[a][i]
-                        q = quality(teams)
-                        if q > best_q + 1e-12:
-                            best_q, improved = q, True
-                        else:
-                            teams[a][i], teams[b][j] = teams[b][j], teams[a][i]
-        best = teams
-    assert best is not None
-    return {"teams": best, "quality": best_q, "method": method,
-            "win_probabilities": model.win_probabilities(best, current).tolist()}
-
-
-def _count_splits(sizes: Sequence[int]) -> int:
-    total, n = 1, sum(sizes)
-    for s in sizes:
-        total *= math.comb(n, s)
-        n -= s
-    for s in set(sizes):  # teams of equal size are interchangeable
-        total //= math.factorial(sizes.count(s))
-    return total
-
-
-def _splits(players: list[str], sizes: Sequence[int]) -> Iterable[list[list[str]]]:
-    """Every split of ``players`` into teams of ``sizes`` (equal sizes adjacent), each split once: teams of
-    equal size are interchangeable, so their members are chosen together and then split with the first
-    player pinned to the first of them."""
-    if not sizes:
-        yield []
-        return
-    size = sizes[0]
-    run = len(sizes) - len([s for s in sizes if s != size])
-    rest = [s for s in sizes if s != size]
-    for chosen in itertools.combinations(range(len(players)), size * run):
-        pick = set(chosen)
-        group = [players[i] for i in chosen]
-        remaining = [players[i] for i in range(len(players)) if i not in pick]
-        for teams in _equal_splits(group, size, run):
-            for tail in _splits(remaining, rest):
-                yield teams + tail
-
-
-def _equal_splits(group: list[str], size: int, run: int) -> Iterable[list[list[str]]]:
-    if run == 1:
-        yield [group]
-        return
-    head, others = group[0], group[1:]
-    for chosen in itertools.combinations(range(len(others)), size - 1):
-        pick = set(chosen)
-        team = [head] + [others[i] for i in chosen]
-        for tail in _equal_splits([others[i] for i in range(len(others)) if i not in pick], size, run - 1):
-            yield [team] + tail

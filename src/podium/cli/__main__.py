@@ -1,0 +1,5 @@
+"""``python -m podium.cli``: the ``podium`` command."""
+
+from . import main
+
+main()

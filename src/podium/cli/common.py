@@ -1,0 +1,109 @@
+"""What the ``podium`` commands share: the Typer ``app`` they register on, the consoles, building a model from
+its command-line name and settings, reading a history with its warnings, and the leaderboard table."""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from ..io import read_matches
+from ..league import League
+from ..match import MatchError
+from ..matches import Matches
+from ..models import MODELS, Model
+
+__all__ = ["app", "console", "notes", "make_model", "parse_model_spec"]
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help="Ratings from games with any number of players and teams.")
+# Outside a terminal (pipes, CI logs) rich would wrap tables at 80 columns; the evaluation tables need more.
+console = Console(width=None if sys.stdout.isatty() else 120, soft_wrap=True)
+notes = Console(stderr=True, soft_wrap=True)  # warnings: kept off stdout, which may carry JSON
+
+
+def _parse_value(text: str) -> Any:
+    for cast in (int, float):
+        try:
+            return cast(text)
+        except ValueError:
+            pass
+    return {"true": True, "false": False}.get(text.lower(), text)
+
+
+def make_model(name: str, settings: list[str] | None = None) -> Model:
+    """Build a model from its command-line name and ``param=value`` settings."""
+    key = name.lower().replace("_", "-")
+    if key not in MODELS:
+        raise typer.BadParameter(f"unknown model {name!r}; choose from {', '.join(MODELS)}", param_hint="--model")
+    params: dict[str, Any] = {}
+    for item in settings or []:
+        if "=" not in item:
+            raise typer.BadParameter(f"expected param=value, got {item!r}", param_hint="--set")
+        param, value = item.split("=", 1)
+        params[param.strip()] = _parse_value(value.strip())
+    try:
+        return MODELS[key](**params)
+    except (TypeError, ValueError) as error:
+        raise typer.BadParameter(str(error), param_hint="--set") from None
+
+
+def _leaderboard_table(league: League, top: int, k: float, title: str, truth: dict[str, float] | None = None) -> Table:
+    table = Table(title=title)
+    table.add_column("#", justify="right")
+    table.add_column("player")
+    table.add_column("rating" if league.model.prior.sigma == 0 else "mu", justify="right")
+    if league.model.prior.sigma > 0:
+        table.add_column("sigma", justify="right")
+        table.add_column(f"mu - {k:g} sigma", justify="right")
+    table.add_column("games", justify="right")
+    if truth is not None:
+        table.add_column("true skill rank", justify="right")
+        true_rank = {p: i + 1 for i, p in enumerate(sorted(truth, key=truth.__getitem__, reverse=True))}
+    rows = league.leaderboard(k=k, top=top)
+    if not all(row.connected for row in rows):
+        table.caption = "† never connected to the largest group of players (podium check): not comparable with it"
+    for row in rows:
+        cells = [str(row.rank), escape(row.player) + ("" if row.connected else " †"), f"{row.mu:.1f}"]
+        if league.model.prior.sigma > 0:
+            cells += [f"{row.sigma:.2f}", f"{row.score:.2f}"]
+        cells.append(str(row.games))
+        if truth is not None:
+            cells.append(str(true_rank[row.player]))
+        table.add_row(*cells)
+    return table
+
+
+def _load(file: Path, skip_invalid: bool, at_least: int = 0) -> Matches:
+    """Read a history, showing progress and warnings; exit with a message on bad input."""
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", UserWarning)
+            matches = read_matches(file, errors="skip" if skip_invalid else "raise", progress=True)
+        for warning in caught:
+            notes.print(f"[yellow]warning:[/yellow] {warning.message}")
+    except (MatchError, ValueError) as error:
+        console.print(f"[red]error:[/red] {error}")
+        if isinstance(error, MatchError):
+            console.print("(--skip-invalid leaves malformed records out and uses the rest)")
+        raise typer.Exit(1) from None
+    if len(matches) < at_least:
+        console.print(f"[red]error:[/red] {file} holds {len(matches)} match(es); at least {at_least} are needed.")
+        raise typer.Exit(1)
+    return matches
+
+
+def parse_model_spec(spec: str) -> tuple[str, Model]:
+    """``name`` or ``name:param=value,param=value`` -> (the spec as a label, the model)."""
+    name, _, settings = spec.partition(":")
+    items = [item for item in settings.split(",") if item.strip()] if settings else []
+    try:
+        return spec, make_model(name.strip(), items)
+    except typer.BadParameter as error:
+        raise typer.BadParameter(f"{spec!r}: {error.message}", param_hint="--model") from None
+

@@ -1,0 +1,282 @@
+"""What the league server stores, and how it is checked and converted; the store's operations are in store.py.
+
+:class:`StoreError` (a refusal with its HTTP status and field); the validation of what clients send (match
+records, player ids, lists of players and teams); and the conversion between the tables' rows and what the
+library and the API use: a league's row as :class:`LeagueInfo`, a stored record as a :class:`podium.Match`,
+the ``ratings`` rows as :class:`podium.PlayerState` (read, and the upsert that writes them), a stored match
+as the API shows it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from sqlalchemy import and_, bindparam, func, select
+from sqlalchemy.dialects import postgresql as postgresql_dialect
+from sqlalchemy.dialects import sqlite as sqlite_dialect
+from sqlalchemy.engine import Connection
+
+from ..league import PlayerState
+from ..match import Match, MatchError
+from ..models import MODELS, Model
+from .db import bytes_to_extra, history, leagues, matches, null_to_nan, ratings
+
+__all__ = ["StoreError", "LeagueInfo", "get_league", "check_player", "check_players", "parse_record"]
+
+MATCH_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,63}")
+# Player ids are shown in pages and used in URLs: no markup, no path separators, no control characters.
+_BAD_NAME = re.compile(r"[\x00-\x1f\x7f<>&\"`;/\\]")
+MAX_NAME = 64
+MAX_META_DEPTH = 16
+
+
+class StoreError(Exception):
+    """A request the server refuses: ``status`` is the HTTP status, ``field`` the offending field."""
+
+    def __init__(self, status: int, field: str, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.field = field
+        self.message = message
+
+
+# -- leagues -------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class LeagueInfo:
+    id: int
+    name: str
+    model_name: str
+    params: dict[str, Any]
+    moderated: bool
+    model: Model = field(compare=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        prior = self.model.prior
+        return {"name": self.name, "model": self.model_name, "params": self.model.get_params(),
+                "moderated": self.moderated, "prior": {"mu": prior.mu, "sigma": prior.sigma}}
+
+
+@lru_cache(maxsize=256)
+def _cached_model(name: str, params_json: str) -> Model:
+    return MODELS[name](**json.loads(params_json))
+
+
+def get_league(conn: Connection, name: str) -> LeagueInfo:
+    row = conn.execute(select(leagues).where(leagues.c.name == name)).first()
+    if row is None:
+        raise StoreError(404, "league", f"No league called {name!r:.80}.")
+    params = json.loads(row.params)
+    return LeagueInfo(row.id, row.name, row.model, params, bool(row.moderated), _cached_model(row.model, row.params))
+
+
+# -- match records -------------------------------------------------------------------------------------------
+def check_player(name: Any, where: str) -> str:
+    if not isinstance(name, str):
+        raise StoreError(422, where, f"'{where}' must be a player id (a string). Got {name!r:.80}.")
+    if not name or len(name) > MAX_NAME or name != name.strip():
+        raise StoreError(422, where, f"'{where}' must be 1-{MAX_NAME} characters without leading or trailing "
+                                     f"spaces. Got {name!r:.80}.")
+    if name.strip(".") == "":
+        raise StoreError(422, where, f"'{where}' may not be only dots (it would be a relative path). Got {name!r:.80}.")
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        raise StoreError(422, where, f"'{where}' is not valid Unicode text (a lone surrogate). Got {name!r:.80}.") from None
+    bad = _BAD_NAME.search(name)
+    if bad:
+        raise StoreError(422, where, f"'{where}' may not contain {bad.group()!r} (no markup, quotes, ';', "
+                                     f"slashes or control characters). Got {name!r:.80}.")
+    return name
+
+
+def parse_record(record: Any, max_players: int) -> tuple[Match, dict[str, Any]]:
+    """Validate a reported match record; return the Match and its canonical record (what is stored).
+
+    The library's :class:`Match` checks the structure (and names the field); this adds what a public
+    server needs: bounded sizes, safe player ids, a well-formed client id.
+    """
+    if not isinstance(record, dict):
+        raise StoreError(422, "body", f"A match must be a JSON object. Got {record!r:.80}.")
+    allowed = {"id", "time", "teams", "ranks", "weights", "meta"}
+    unknown = sorted(set(record) - allowed)
+    if unknown:
+        raise StoreError(422, unknown[0], f"Unknown field(s) {unknown}; a match has {sorted(allowed)}.")
+    if "teams" not in record:
+        raise StoreError(422, "teams", "The field 'teams' is missing.")
+    teams = record["teams"]
+    if isinstance(teams, list):
+        size = sum(len(t) if isinstance(t, list) else 1 for t in teams)
+        if size > max_players or len(teams) > max_players:
+            raise StoreError(422, "teams", f"'teams': at most {max_players} players in one match. Got {size}.")
+        for i, team in enumerate(teams):
+            if isinstance(team, list):
+                for j, player in enumerate(team):
+                    check_player(player, f"teams[{i}][{j}]")
+    match_id = record.get("id")
+    if match_id is not None and (not isinstance(match_id, str) or not MATCH_ID.fullmatch(match_id)):
+        raise StoreError(422, "id", "'id' must be 1-64 characters of A-Z, a-z, 0-9, '.', '_', ':' and '-', "
+                                    f"starting with a letter or digit. Got {match_id!r:.80}.")
+    meta = record.get("meta")
+    if meta is not None and not isinstance(meta, dict):
+        raise StoreError(422, "meta", f"'meta' must be an object. Got {meta!r:.80}.")
+    if meta is not None and _depth(meta) > MAX_META_DEPTH:
+        raise StoreError(422, "meta", f"'meta' may nest at most {MAX_META_DEPTH} levels deep.")
+    try:
+        match = Match(teams, record.get("ranks"), record.get("weights"), record.get("time"), match_id)
+    except MatchError as error:
+        text = str(error)
+        found = re.match(r"'([\w\[\]]+)'", text)
+        raise StoreError(422, found.group(1) if found else "body", text) from None
+    canonical = match.to_record()
+    if meta:
+        try:
+            json.dumps(meta, allow_nan=False)
+        except ValueError:
+            raise StoreError(422, "meta", "'meta' may not hold NaN or infinite numbers.") from None
+        canonical["meta"] = meta
+    return match, canonical
+
+
+def _depth(value: Any) -> int:
+    """How deeply lists and objects nest in ``value`` (iteratively: no recursion limit to hit)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, dict):
+            item = list(item.values())
+        if isinstance(item, list):
+            deepest = max(deepest, level)
+            if level <= MAX_META_DEPTH:
+                stack.extend((child, level + 1) for child in item)
+    return deepest
+
+
+def _dump(record: Mapping[str, Any]) -> str:
+    return json.dumps(record, sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
+def _same(stored: str, record: Mapping[str, Any]) -> bool:
+    """Is ``record`` the stored one (ignoring the id the server filled in)?"""
+    return json.loads(stored) | {"id": None} == dict(record) | {"id": None}
+
+
+def _check_teams(teams: Any, max_players: int, field_name: str = "teams") -> list[list[str]]:
+    if not isinstance(teams, list) or len(teams) < 2:
+        raise StoreError(422, field_name, f"'{field_name}' must be a list of at least two teams. Got {teams!r:.80}.")
+    size = sum(len(t) if isinstance(t, list) else 1 for t in teams)
+    if size > max_players:
+        raise StoreError(422, field_name, f"'{field_name}': at most {max_players} players. Got {size}.")
+    seen: set[str] = set()
+    for i, team in enumerate(teams):
+        if not isinstance(team, list) or not team:
+            raise StoreError(422, f"{field_name}[{i}]", f"'{field_name}[{i}]' must be a non-empty list of players. Got {team!r:.80}.")
+        for j, p in enumerate(team):
+            check_player(p, f"{field_name}[{i}][{j}]")
+            if p in seen:
+                raise StoreError(422, field_name, f"'{field_name}': player {p!r} appears more than once.")
+            seen.add(p)
+    return teams
+
+
+def check_players(players: Any, max_players: int, field_name: str = "players") -> list[str]:
+    """A list of distinct, valid player ids (errors name ``players[i]``)."""
+    if not isinstance(players, list):
+        raise StoreError(422, field_name, f"'{field_name}' must be a list of player ids. Got {players!r:.80}.")
+    if len(players) > max_players:
+        raise StoreError(422, field_name, f"'{field_name}': at most {max_players} players. Got {len(players)}.")
+    for i, p in enumerate(players):
+        check_player(p, f"{field_name}[{i}]")
+    if len(set(players)) != len(players):
+        twice = next(p for p in players if players.count(p) > 1)
+        raise StoreError(422, field_name, f"'{field_name}': player {twice!r} appears more than once.")
+    return players
+
+
+# -- rows ----------------------------------------------------------------------------------------------------
+# Statements built once (see store.py's report path): the players' states, and the upsert that writes them.
+_STATES = (select(ratings.c.player, ratings.c.mu, ratings.c.sigma, ratings.c.games, ratings.c.last_time,
+                  ratings.c.extra)
+           .where(and_(ratings.c.league_id == bindparam("league"),
+                       ratings.c.player.in_(bindparam("players", expanding=True)))))
+
+
+def _upsert_states(dialect: Any) -> Any:
+    """``INSERT ... ON CONFLICT (league_id, player) DO UPDATE`` of ``ratings`` (SQLite and PostgreSQL say
+    it alike; SQLAlchemy builds it per dialect): one statement for the new and the known players."""
+    statement = dialect.insert(ratings)
+    return statement.on_conflict_do_update(
+        index_elements=[ratings.c.league_id, ratings.c.player],
+        set_={c: statement.excluded[c] for c in ("mu", "sigma", "games", "last_time", "extra")})
+
+
+_UPSERT_STATES = {"sqlite": _upsert_states(sqlite_dialect), "postgresql": _upsert_states(postgresql_dialect)}
+
+
+def _states(conn: Connection, league_id: int, players: Iterable[str]) -> dict[str, PlayerState]:
+    rows = conn.execute(_STATES, {"league": league_id, "players": list(players)})
+    return {r.player: PlayerState(float(r.mu), float(r.sigma), int(r.games), null_to_nan(r.last_time),
+                                  bytes_to_extra(r.extra)) for r in rows}
+
+
+def _match_row(conn: Connection, league: LeagueInfo, match_id: str) -> Any:
+    row = conn.execute(select(matches).where(and_(matches.c.league_id == league.id,
+                                                  matches.c.match_id == match_id))).first()
+    if row is None:
+        raise StoreError(404, "match", f"No match {match_id!r:.80} in league {league.name!r}.")
+    return row
+
+
+def _to_match(record: str) -> Match:
+    data = json.loads(record)
+    return Match(data["teams"], data.get("ranks"), data.get("weights"), data.get("time"), data.get("id"))
+
+
+def _iso(t: float | None) -> str | None:
+    if t is None:
+        return None
+    from datetime import datetime, timezone
+
+    return datetime.fromtimestamp(t, tz=timezone.utc).isoformat(timespec="seconds")
+
+
+def _match_out(conn: Connection, league: LeagueInfo, row: Any) -> dict[str, Any]:
+    """A stored match as the API shows it, with each player's rating before and after it if recorded."""
+    record = json.loads(row.record)
+    changes = None
+    if row.status == "recorded":
+        players = [p for team in record["teams"] for p in team]
+        after = {r.player: (float(r.mu), float(r.sigma)) for r in conn.execute(
+            select(history.c.player, history.c.mu, history.c.sigma)
+            .where(and_(history.c.league_id == league.id, history.c.seq == row.seq)))}
+        prev = _before(conn, league, players, int(row.seq))
+        changes = [{"player": p, "before": {"mu": prev[p][0], "sigma": prev[p][1]},
+                    "after": {"mu": after[p][0], "sigma": after[p][1]}} for p in players if p in after]
+    return _out(league, row._asdict(), record, changes)
+
+
+def _out(league: LeagueInfo, row: Mapping[str, Any], record: dict[str, Any],
+         changes: list[dict[str, Any]] | None) -> dict[str, Any]:
+    out: dict[str, Any] = {"id": row["match_id"], "league": league.name, "status": row["status"], "seq": row["seq"],
+                           "record": record, "reported": _iso(row["reported"]), "decided": _iso(row["decided"])}
+    if changes is not None:
+        out["ratings"] = changes
+    return out
+
+
+def _before(conn: Connection, league: LeagueInfo, players: Sequence[str], seq: int) -> dict[str, tuple[float, float]]:
+    """Each player's rating just before match ``seq`` (the prior if it was their first)."""
+    last = (select(history.c.player, func.max(history.c.seq).label("seq"))
+            .where(and_(history.c.league_id == league.id, history.c.player.in_(list(players)), history.c.seq < seq))
+            .group_by(history.c.player).subquery())
+    rows = conn.execute(select(history.c.player, history.c.mu, history.c.sigma).join(
+        last, and_(history.c.player == last.c.player, history.c.seq == last.c.seq))
+        .where(history.c.league_id == league.id))
+    prior = league.model.prior
+    out = {p: (prior.mu, prior.sigma) for p in players}
+    out.update({r.player: (float(r.mu), float(r.sigma)) for r in rows})
+    return out
