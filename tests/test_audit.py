@@ -7,7 +7,6 @@ from __future__ import annotations
 import itertools
 import json
 import math
-import sys
 
 import numpy as np
 import pytest
@@ -15,11 +14,10 @@ from scipy import stats
 from typer.testing import CliRunner
 
 import podium
-import podium.audit  # noqa: F401  (the module, which podium.audit the function shadows)
 from podium import League, Match, Matches, TrueSkill
+from podium import audit_replay as R
+from podium import audit_tails as T
 from podium.cli import app
-
-A = sys.modules["podium.audit"]
 
 
 # -- tails ---------------------------------------------------------------------------------------------------
@@ -31,14 +29,14 @@ def test_poisson_binomial_pmf_matches_enumeration(seed: int) -> None:
     want = np.zeros(len(p) + 1)
     for bits in itertools.product((0, 1), repeat=len(p)):
         want[sum(bits)] += math.prod(pi if b else 1 - pi for pi, b in zip(p, bits))
-    np.testing.assert_allclose(A.poisson_binomial_pmf(p), want, rtol=1e-12, atol=1e-300)
+    np.testing.assert_allclose(T.poisson_binomial_pmf(p), want, rtol=1e-12, atol=1e-300)
 
 
 def test_poisson_binomial_with_equal_probabilities_is_binomial() -> None:
     """Closed form: scipy's binomial, far into the tails (nothing cancels in the recursion)."""
-    pmf = A.poisson_binomial_pmf(np.full(60, 0.3))
+    pmf = T.poisson_binomial_pmf(np.full(60, 0.3))
     np.testing.assert_allclose(pmf, stats.binom.pmf(np.arange(61), 60, 0.3), rtol=1e-10)
-    upper, lower = A.poisson_binomial_tails(np.full(60, 0.3), 50)
+    upper, lower = T.poisson_binomial_tails(np.full(60, 0.3), 50)
     assert upper == pytest.approx(stats.binom.sf(49, 60, 0.3), rel=1e-9)
     assert 0 < upper < 1e-16  # a far tail, not lost to 1 - (1 - tail)
     assert lower == pytest.approx(1.0 - upper + stats.binom.pmf(50, 60, 0.3), rel=1e-12)
@@ -52,16 +50,16 @@ def test_hoeffding_bound_holds(seed: int) -> None:
     p = rng.uniform(0.3, 0.9, size=25)
     for wins in range(0, 12):
         score = np.r_[np.ones(wins), np.zeros(25 - wins)]
-        exact = A.poisson_binomial_tails(p, wins)[1]
-        assert A.hoeffding_lower(score, p) >= exact * (1 - 1e-12)
-    assert A.hoeffding_lower(np.ones(25), p) == 1.0
+        exact = T.poisson_binomial_tails(p, wins)[1]
+        assert T.hoeffding_lower(score, p) >= exact * (1 - 1e-12)
+    assert T.hoeffding_lower(np.ones(25), p) == 1.0
 
 
 def test_holm_adjustment() -> None:
     """Holm (1979): the smallest of m is multiplied by m, the next by m - 1, kept monotone, capped at 1."""
-    got = A.holm([0.01, 0.001, 0.04], total=10)
+    got = T.holm([0.01, 0.001, 0.04], total=10)
     np.testing.assert_allclose(got, [0.09, 0.01, 0.32])
-    assert A.holm([0.5], total=3)[0] == 1.0
+    assert T.holm([0.5], total=3)[0] == 1.0
 
 
 # -- the leave-out replay ------------------------------------------------------------------------------------
@@ -70,7 +68,7 @@ def test_leave_out_ratings_are_a_replay_without_those_matches() -> None:
     removed match (brute force through the public API)."""
     sim = podium.simulate(30, 400, teams=3, team_size=2, seed=4)
     model = TrueSkill(mu=0.0, sigma=1.0, beta=1.0, tau=0.01, draw_probability=0.0)
-    r = A._Replay(model, sim.matches)
+    r = R._Replay(model, sim.matches)
     removed = np.zeros(len(sim.matches), dtype=bool)
     removed[np.random.default_rng(1).choice(len(sim.matches), 80, replace=False)] = True
     ab = r.without(removed)
@@ -96,10 +94,10 @@ def test_block_without_uncertainty_is_the_model_prediction() -> None:
     model's own two-team win probabilities."""
     sim = podium.simulate(10, 50, seed=2)
     model = podium.Elo()
-    r = A._Replay(model, sim.matches)
+    r = R._Replay(model, sim.matches)
     ab = r.without(np.zeros(len(sim.matches), dtype=bool))
     ms = np.arange(5, 15)
-    block = A._Block(r, ms, ab, ())
+    block = R._Block(r, ms, ab, ())
     p = block.probs([{}])[0]
     for k, j in enumerate(ms.tolist()):
         match = sim.matches[j]

@@ -24,7 +24,7 @@ LAYERS: list[tuple[str, str]] = [
                                          r"ordering|[a-z_]*chain[a-z_]*)"),
     ("kernels", r"podium\.kernels(\.[a-z_]+)?"),
     ("models", r"podium\.models(\.[a-z_]+)?"),
-    ("engine and histories", r"podium\.(league|components|io|scan|simulate)"),
+    ("engine and histories", r"podium\.(league|components|union_find|thin_links|io|scan|simulate)"),
     ("analysis", r"podium\.(evaluate|fit|audit|abuse|plot|[a-z_]*audit[a-z_]*|[a-z_]*evaluat[a-z_]*)"),
     ("applications", r"podium(\.__main__|\.cli(\.[a-z_]+)?|\.server(\.[a-z_]+)*)?"),
 ]
