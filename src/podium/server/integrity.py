@@ -21,7 +21,7 @@ from sqlalchemy import and_, func, select
 from sqlalchemy.engine import Connection
 
 from ..components import UnionFind, components
-from ..match import Matches
+from ..matches import Matches
 from . import store
 from .db import matches
 
