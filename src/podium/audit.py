@@ -7,35 +7,9 @@ probabilities and one multiple-testing correction over every pair, player and wi
 
 Every test has the same shape: a set ``S`` of games whose results are suspected, and the probability of
 results at least as one-sided as those observed when each game in ``S`` is predicted from the players'
-**other** games.  A replay that includes ``S`` is useless here: after a friend has thrown ten games, the model
-already expects the eleventh.  So the suspected games of every candidate are taken out of one replay of the
-history (:meth:`_Replay.without`), and each is predicted from its players' ratings without them
-(:class:`_Ablated`): the rating after the player's last kept game before it or, for models that say how a
-skill moves (TrueSkill's ``tau`` and ``drift``) and where it is more precise, the rating after all the
-player's kept games, its variance widened by those dynamics for every game and unit of time in between.
-
-A rating is an estimate, and one player's error plays in all its tested games at once: the tests condition
-on the tested players' skills (``mu + sigma z``, one ``z`` per player for all its tested games, shared by the
-teammates and opponents who recur beside it) and average over ``z`` by Gauss-Hermite quadrature
-(:class:`_Block`).  Treating the games as independent given the ratings made honest histories raise flags.
-
-- **One-sided pair** (win trading, feeding): two players who met on opposite sides in at least
-  ``min_meetings`` decided games.  ``W`` = the first's wins, a Poisson-binomial given the skills; the p-value
-  is two-sided, ``2 min(P(W >= w), P(W <= w))``.
-- **Farming**: a player ``x`` with at least ``min_satellites`` *satellites*: accounts with between 2 and
-  ``new_games`` games in all, at least ``satellite_share`` of them against ``x`` (a game against several
-  opposing teams counts a share against each: a race is not a game against every rival in it).  The p-value
-  is ``P(W >= w)`` for ``x``'s wins over its satellites; satellites that played ``x`` together are taken as
-  one, each game once.  A satellite with nothing else to its name is predicted at the prior, as a new
-  account is.
-- **Sandbagging**: a window of a player's consecutive games (lengths ``windows``, starting at multiples of a
-  quarter of the length, after its first ``established`` games) in which it scored far below what its rating
-  from its other games predicts (the games before the window and the ``2 L`` after it), followed by a rise:
-  within those ``2 L`` games its rating (the model's, as replayed) regains at least a third of what it lost
-  in the window.  A game's score is the share of decided opponents beaten; the p-value is the exact
-  Poisson-binomial lower tail where each game has one opponent, else Hoeffding's bound for bounded
-  independent scores, ``exp(-L KL(mean score || mean p))`` (Hoeffding 1963, Theorem 1), averaged over the
-  skills.
+**other** games (a replay that includes ``S`` already expects the next thrown game), with each tested player's
+skill integrated over its uncertainty (:mod:`podium.audit_replay` says how and why).  The three tests, one-sided
+pairs (win trading, feeding), farming and sandbagging, are defined in :mod:`podium.audit_signals`.
 
 Pairs and windows are screened on the ordinary replay's residuals, farming candidates by their schedule; only
 those that pass are computed (the most suspicious first, up to ``budget`` of the history taken out), but the

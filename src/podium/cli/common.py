@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import sys
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +21,7 @@ from ..match import MatchError
 from ..matches import Matches
 from ..models import MODELS, Model
 
-__all__ = ["app", "console", "notes", "make_model", "parse_model_spec"]
+__all__ = ["app", "console", "notes", "make_model", "parse_model_spec", "reading"]
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Ratings from games with any number of players and teams.")
 # Outside a terminal (pipes, CI logs) rich would wrap tables at 80 columns; the evaluation tables need more.
@@ -79,19 +81,27 @@ def _leaderboard_table(league: League, top: int, k: float, title: str, truth: di
     return table
 
 
-def _load(file: Path, skip_invalid: bool, at_least: int = 0) -> Matches:
-    """Read a history, showing progress and warnings; exit with a message on bad input."""
+@contextmanager
+def reading(skip_invalid: bool) -> Iterator[None]:
+    """Around reading (and rating) a history: its warnings printed as notes; a malformed history or a bad value an
+    error message (with a hint at ``--skip-invalid``) and exit status 1."""
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", UserWarning)
-            matches = read_matches(file, errors="skip" if skip_invalid else "raise", progress=True)
+            yield
         for warning in caught:
             notes.print(f"[yellow]warning:[/yellow] {warning.message}")
     except (MatchError, ValueError) as error:
         console.print(f"[red]error:[/red] {error}")
-        if isinstance(error, MatchError):
+        if isinstance(error, MatchError) and not skip_invalid:
             console.print("(--skip-invalid leaves malformed records out and uses the rest)")
         raise typer.Exit(1) from None
+
+
+def _load(file: Path, skip_invalid: bool, at_least: int = 0) -> Matches:
+    """Read a history, showing progress and warnings; exit with a message on bad input."""
+    with reading(skip_invalid):
+        matches = read_matches(file, errors="skip" if skip_invalid else "raise", progress=True)
     if len(matches) < at_least:
         console.print(f"[red]error:[/red] {file} holds {len(matches)} match(es); at least {at_least} are needed.")
         raise typer.Exit(1)

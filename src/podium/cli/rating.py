@@ -6,7 +6,6 @@ from __future__ import annotations
 import csv
 import json
 import time
-import warnings
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -20,7 +19,7 @@ from ..match import MatchError
 from ..matches import Matches
 from ..models import MODELS, Model
 from ..simulate import simulate
-from .common import _leaderboard_table, _load, app, console, make_model, notes, parse_model_spec
+from .common import _leaderboard_table, _load, app, console, make_model, notes, parse_model_spec, reading
 
 
 @app.command()
@@ -40,18 +39,9 @@ def rate(
     rating_model = make_model(model, set_)
     league = League(rating_model, keep_history=False)
     start = time.perf_counter()
-    try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", UserWarning)
-            league.record_many(scan_matches(file, batch_size=100_000, errors="skip" if skip_invalid else "raise",
-                                            progress=True))
-        for warning in caught:
-            notes.print(f"[yellow]warning:[/yellow] {warning.message}")
-    except (MatchError, ValueError) as error:
-        console.print(f"[red]error:[/red] {error}")
-        if isinstance(error, MatchError):
-            console.print("(--skip-invalid leaves malformed records out and uses the rest)")
-        raise typer.Exit(1) from None
+    with reading(skip_invalid):
+        league.record_many(scan_matches(file, batch_size=100_000, errors="skip" if skip_invalid else "raise",
+                                        progress=True))
     elapsed = time.perf_counter() - start
     console.print(_leaderboard_table(league, top, sigmas, f"{rating_model!r}"))
     console.print(f"{league.n_matches:,} matches, {len(league):,} players, rated in {elapsed:.2f} s")
