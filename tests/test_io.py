@@ -241,6 +241,31 @@ def test_csv_with_a_repeated_match_id_is_not_silently_merged(tmp_path):
     assert [m.teams for m in back] == [m.teams for m in originals]
 
 
+def test_csv_keeps_an_id_that_comes_back_for_another_match(tmp_path):
+    # atp_doubles has twelve such ids (2016 Davis Cup rubbers): the long form reads a match as a run of rows
+    originals = [Match([["a"], ["b"]], id="g"), Match([["c"], ["d"]], id="h"), Match([["e"], ["f", "k"]], id="g")]
+    path = tmp_path / "h.csv"
+    podium.write_matches(originals, path)
+    back = podium.read_matches(path)
+    assert list(back) == originals
+
+
+def test_csv_refuses_two_matches_in_a_row_with_one_id(tmp_path):
+    with pytest.raises(MatchError, match=r"matches 1 and 2 are both 'g'"):
+        podium.write_matches([Match([["a"], ["b"]], id="f"), Match([["a"], ["b"]], id="g"),
+                              Match([["c"], ["d"]], id="g")], tmp_path / "h.csv")
+
+
+def test_csv_rows_of_a_match_split_by_another_are_named(tmp_path):
+    path = tmp_path / "h.csv"
+    path.write_text("match,team,player,rank\ng1,0,a,0\ng2,0,c,0\ng2,1,d,1\ng1,1,b,1\n")
+    with pytest.raises(MatchError, match=r"line 2 \(match 'g1'\): 'teams' must hold at least two teams"):
+        podium.read_matches(path)
+    with pytest.warns(UserWarning, match=r"skipped 2 .*line 5 \(match 'g1'\).*are its rows contiguous\?"):
+        back = podium.read_matches(path, errors="skip")
+    assert [m.id for m in back] == ["g2"]
+
+
 # -- malformed input ------------------------------------------------------------------------------
 
 GOOD = '{"teams": [["a"], ["b"]], "ranks": [0, 1]}\n{"teams": [["b"], ["c"]], "ranks": [1, 1]}\n'

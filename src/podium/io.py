@@ -283,7 +283,7 @@ def _read_parquet(path: Path, errors: str) -> Matches:
 
 
 def _read_csv(handle: Iterable[str], name: str, skipped: list[str] | None = None) -> Matches:
-    """The long form: one row per player; a match's rows are contiguous, a team's rows share a rank.
+    """The long form: one row per player; a match is a run of rows sharing an id, a team's rows share a rank.
 
     Player and match ids are kept exactly as written (no whitespace is stripped); a file without a
     ``rank`` column lists teams winner first.
@@ -310,6 +310,8 @@ def _read_csv(handle: Iterable[str], name: str, skipped: list[str] | None = None
                         weights if has_w else None, group["time"], group["id"], None)
         except MatchError as error:
             message = f"{name}, line {group['line']} (match {group['id']!r}): {error}"
+            if group["again"]:
+                message += " (an id seen again after another match starts a new match: are its rows contiguous?)"
             if skipped is None:
                 raise MatchError(message) from None
             skipped.append(message)
@@ -328,11 +330,11 @@ def _read_csv(handle: Iterable[str], name: str, skipped: list[str] | None = None
         if group is None or group["id"] != match_id:
             if group is not None:
                 flush(group)
-            if match_id in seen:
-                raise MatchError(f"{name}, line {number}: the rows of match {match_id!r} must be contiguous; "
-                                 "it appears again after another match.")
+            # A match is a run of rows sharing an id; an id may come back for another match (real exports repeat
+            # them: atp_doubles has twelve), so a history with repeated ids round-trips.
+            group = {"id": match_id, "teams": {}, "ranks": {}, "weights": {}, "time": time, "line": number,
+                     "again": match_id in seen}
             seen.add(match_id)
-            group = {"id": match_id, "teams": {}, "ranks": {}, "weights": {}, "time": time, "line": number}
         if group["time"] != time:
             raise MatchError(f"{name}, line {number}: 'time' differs within match {match_id!r}: {group['time']!r} and {time!r}.")
         if team_id in group["ranks"] and group["ranks"][team_id] != rank:
@@ -407,9 +409,10 @@ def write_matches(matches: Matches | Iterable[Match], path: str | os.PathLike[st
         writer = csv.writer(buffer, lineterminator="\r\n")
         writer.writerow(_CSV_COLUMNS)
         written = [m_id if m_id is not None else str(j) for j, m_id in enumerate(packed.ids)]
-        if len(set(written)) != len(written):
-            dup = next(i for i in written if written.count(i) > 1)
-            raise MatchError(f"'id': the CSV long form tells matches apart by id, and {dup!r} names two matches.")
+        dup = next((j for j in range(1, len(written)) if written[j] == written[j - 1]), None)
+        if dup is not None:
+            raise MatchError(f"'id': matches {dup - 1} and {dup} are both {written[dup]!r}; in the CSV long form a match "
+                             "is a run of rows sharing an id, so two matches in a row need two ids.")
         if "" in packed.players:
             raise MatchError("'teams': the CSV long form cannot hold an empty player id (it reads as a missing cell); use JSONL.")
         for j, match in enumerate(packed):
