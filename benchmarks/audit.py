@@ -13,7 +13,6 @@ alpha = 0.01).  An honest history "raises a flag" when any flag at all is raised
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 import time
 from pathlib import Path

@@ -1,14 +1,47 @@
 """A history larger than memory: written as Parquet, replayed by streaming (podium.scan_matches) and in memory.
 
-    python benchmarks/scale.py                                  # the issue's target: 100,000,000 matches, 10,000,000 players
+    python benchmarks/scale.py                                      # the issue's target: 100,000,000 matches, 10,000,000 players
     python benchmarks/scale.py --matches 2000000 --players 200000   # a try at a smaller scale
 
 The history is simulated in chunks (one-on-one games among ``--players`` players with fixed skills, Gaussian
-performances) and written as Parquet in podium's long form.  Each replay runs in a process of its own, so that
-its peak resident memory (``ru_maxrss``) is its own: Elo with ``keep_history=False``.  The in-memory replay
-reads the whole file first (``read_matches``) and is measured only where it fits (``--in-memory-limit``
-matches); the streaming one reads and rates a batch at a time.  Printed: matches/s of both, their ratio, peak
-memory, and the time projected for 1,000,000,000 matches at the streaming rate.
+performances; player ids ``p00000000``, ...) and written as Parquet in podium's long form, a row group per chunk,
+so that the writer holds one chunk (under 2 GB at any size).  Each replay runs in a process of its own, so
+that its peak resident memory (``ru_maxrss``) is its own; Elo with ``keep_history=False`` in both:
+
+* streaming: ``League.record_many(podium.scan_matches(path, batch_size=--batch))`` over the whole file;
+* in memory: the first ``--in-memory`` matches of the same file (the same population, a history that fits) read
+  into one ``Matches`` first, then ``League.record_many(matches)`` timed alone (and, for reference, with the read).
+
+Printed: matches/s of both, their ratio (the target: streaming at least 0.75 of in memory), the streaming
+process's peak memory (target: under 2,000 MB), and the time for 1,000,000,000 matches projected from the
+streaming rate.  ``--breakdown`` also times reading and converting the batches alone (one more pass).
+
+Measured on the development machine (2 cores shared with other jobs, 23 GB; Thu 26 Nov 2026) with
+``python benchmarks/scale.py --repeat 3 --breakdown --dir /tmp/scale`` (the defaults: 100,000,000 matches among
+10,000,000 players, batches of 250,000; medians of three runs, each replay in a process of its own)::
+
+    100,000,000 matches among 10,000,000 players written as Parquet in 37 s (2,873 MB; writer's peak memory 304 MB)
+    in memory (10,000,000 matches, 8,647,399 players, read first): 8,099,907 matches/s for the replay alone (1.2 s),
+        730,694 with the read; peak memory 5,542 MB
+    streaming (100,000,000 matches, 10,000,000 players, batches of 250,000): 2,857,955 matches/s (35.0 s),
+        peak memory 1,806 MB (target under 2,000 MB: met)
+    streaming / in memory: 0.35 (target at least 0.75: NOT met); runs: stream [34.9, 35.1, 35.0] s,
+        in memory [1.2, 1.2, 1.2] s
+    reading and converting the batches alone: 15.2 s (6,568,710 matches/s)
+    projected for 1,000,000,000 matches at the streaming rate: 6 min
+
+The in-memory replay's speed varies most between sessions on this machine: the same code measured 4,119,085
+matches/s (2.4, 2.5, 2.4 s) an hour earlier, streaming then 2,750,872 (36.4 s, ratio 0.67).  Before the compact
+player index and the fast Parquet path, at 2,000,000 matches among 200,000 players (``--batch 250000``),
+streaming ran at 0.78 M matches/s with an 859 MB peak; it now runs at 4.7 M matches/s (724 MB), against 50 M
+matches/s for the in-memory replay, whose 200,000 players stay in the cache.
+
+Where the streaming time goes (about 1.7 of the 2 cores busy): the ids of 200,000,000 player slots are looked
+up among ten million names, about 110 ns each in a 268 MB table (memory latency, 23 s of CPU); the Elo replay
+and the union-find of the league's components (which the in-memory timing does not include: it joins the last
+batch on the first read) take about 10 and 9 s on the main thread; Parquet decoding and cutting the batches the
+rest.  The in-memory replay looks no name up at all (a fresh league appends its players' names).  Reaching 0.75
+needs the lookups gone: integer player ids end to end (the design's other way), not faster hashing.
 """
 
 from __future__ import annotations
@@ -21,8 +54,25 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+
+
+def fixed_width_ids(prefix: str, values: np.ndarray, digits: int) -> Any:
+    """``prefix`` followed by ``values`` written in ``digits`` decimal digits, as an Arrow string array made from its
+    buffers (no Python str per id)."""
+    import pyarrow as pa
+
+    width = len(prefix) + digits
+    text = np.empty((len(values), width), dtype=np.uint8)
+    text[:, :len(prefix)] = np.frombuffer(prefix.encode(), dtype=np.uint8)
+    rest = values.astype(np.int64)
+    for column in range(width - 1, len(prefix) - 1, -1):
+        text[:, column] = 48 + rest % 10
+        rest = rest // 10
+    offsets = np.arange(0, (len(values) + 1) * width, width, dtype=np.int64)
+    return pa.LargeStringArray.from_buffers(len(values), pa.py_buffer(offsets), pa.py_buffer(text))
 
 
 def write_history(path: Path, n_matches: int, n_players: int, chunk: int, seed: int) -> float:
@@ -31,55 +81,81 @@ def write_history(path: Path, n_matches: int, n_players: int, chunk: int, seed: 
 
     rng = np.random.default_rng(seed)
     skill = rng.normal(size=n_players)
-    names = np.array([f"p{i:08d}" for i in range(n_players)], dtype=object)
+    digits = max(8, len(str(n_players - 1)))
+    match_digits = max(10, len(str(n_matches - 1)))
+    schema = pa.schema([("match", pa.large_string()), ("team", pa.int32()), ("player", pa.large_string()),
+                        ("rank", pa.int32()), ("weight", pa.float64()), ("time", pa.float64())])
     began = time.perf_counter()
-    with pq.ParquetWriter(path, pa.schema([("match", pa.string()), ("team", pa.int32()), ("player", pa.string()),
-                                           ("rank", pa.int32()), ("weight", pa.float64()),
-                                           ("time", pa.float64())])) as writer:
+    with pq.ParquetWriter(path, schema) as writer:
         for start in range(0, n_matches, chunk):
             m = min(chunk, n_matches - start)
             a = rng.integers(0, n_players, m)
             b = (a + rng.integers(1, n_players, m)) % n_players  # never a player against itself
             first = skill[a] + rng.normal(size=m) > skill[b] + rng.normal(size=m)
-            ids = np.repeat(np.array([f"m{j}" for j in range(start, start + m)], dtype=object), 2)
-            players = np.empty(2 * m, dtype=object)
-            players[0::2], players[1::2] = names[a], names[b]
+            who = np.empty(2 * m, dtype=np.int64)
+            who[0::2], who[1::2] = a, b
             rank = np.empty(2 * m, dtype=np.int32)
             rank[0::2], rank[1::2] = np.where(first, 0, 1), np.where(first, 1, 0)
+            match = np.repeat(np.arange(start, start + m, dtype=np.int64), 2)
             writer.write_table(pa.table({
-                "match": pa.array(ids, pa.string()), "team": pa.array(np.tile([0, 1], m).astype(np.int32)),
-                "player": pa.array(players, pa.string()), "rank": pa.array(rank),
-                "weight": pa.array(np.ones(2 * m)), "time": pa.array(np.repeat(np.arange(start, start + m, dtype=float), 2)),
-            }))
+                "match": fixed_width_ids("m", match, match_digits), "team": pa.array(np.tile(np.array([0, 1], np.int32), m)),
+                "player": fixed_width_ids("p", who, digits), "rank": pa.array(rank), "weight": pa.array(np.ones(2 * m)),
+                "time": pa.array(match.astype(float)),
+            }, schema=schema), row_group_size=2 * m)
     return time.perf_counter() - began
 
 
-def replay(path: str, how: str, batch: int) -> dict[str, float]:
+def replay(path: str, how: str, batch: int, in_memory: int) -> dict[str, float]:
     """Run in a child process: one replay, its time and this process's peak memory."""
     import podium
 
+    with tempfile.TemporaryDirectory() as tmp:  # everything compiled (or loaded from numba's cache) before the timing
+        small = Path(tmp) / "small.parquet"
+        podium.write_matches(podium.simulate(50, 200, seed=1).matches, small)
+        podium.League(podium.Elo(), keep_history=False).record_many(podium.scan_matches(small, batch_size=64))
+        podium.League(podium.Elo(), keep_history=False).record_many(podium.read_matches(small))
     league = podium.League(podium.Elo(), keep_history=False)
-    began = time.perf_counter()
+    out: dict[str, float] = {}
     if how == "stream":
+        began = time.perf_counter()
         league.record_many(podium.scan_matches(path, batch_size=batch))
-        read = 0.0
+        out["seconds"] = time.perf_counter() - began
+    elif how == "read":  # reading and converting the batches alone
+        began = time.perf_counter()
+        n = 0
+        for part in podium.scan_matches(path, batch_size=batch):
+            n += len(part)
+        out["seconds"] = time.perf_counter() - began
+        out["matches"] = n
     else:
-        matches = podium.read_matches(path)
-        read = time.perf_counter() - began
+        import pyarrow.parquet as pq
+
+        began = time.perf_counter()
+        file = pq.ParquetFile(path)
+        pieces, rows = [], 0
+        for record_batch in file.iter_batches(batch_size=1 << 20):
+            pieces.append(record_batch)
+            rows += record_batch.num_rows
+            if rows >= 2 * in_memory:  # two rows a match
+                break
+        import pyarrow as pa
+
+        table = pa.Table.from_batches(pieces).slice(0, 2 * in_memory)
+        matches = podium.Matches.from_arrow(table)
+        del pieces, table
+        out["read"] = time.perf_counter() - began
+        began = time.perf_counter()
         league.record_many(matches)
-    seconds = time.perf_counter() - began
-    if how == "stream":  # where the time goes: reading and converting the batches alone
-        t0 = time.perf_counter()
-        for _ in podium.scan_matches(path, batch_size=batch):
-            pass
-        read = time.perf_counter() - t0
-    return {"matches": league.n_matches, "players": len(league), "seconds": seconds, "read": read,
-            "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+        out["seconds"] = time.perf_counter() - began
+    out.setdefault("matches", league.n_matches)
+    out["players"] = len(league)
+    out["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return out
 
 
-def child(path: Path, how: str, batch: int) -> dict[str, float]:
-    out = subprocess.run([sys.executable, __file__, "--child", how, "--path", str(path), "--batch", str(batch)],
-                         check=True, capture_output=True, text=True)
+def child(path: Path, how: str, batch: int, in_memory: int) -> dict[str, float]:
+    out = subprocess.run([sys.executable, __file__, "--child", how, "--path", str(path), "--batch", str(batch),
+                          "--in-memory", str(in_memory)], check=True, capture_output=True, text=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -87,38 +163,54 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--matches", type=int, default=100_000_000)
     parser.add_argument("--players", type=int, default=10_000_000)
-    parser.add_argument("--batch", type=int, default=1_000_000)
-    parser.add_argument("--in-memory-limit", type=int, default=5_000_000,
-                        help="Measure the in-memory replay on the whole file only up to this many matches.")
+    parser.add_argument("--batch", type=int, default=250_000, help="Matches per streamed batch.")
+    parser.add_argument("--in-memory", type=int, default=10_000_000,
+                        help="Matches of the in-memory replay (the first ones of the file).")
+    parser.add_argument("--repeat", type=int, default=1, help="Run each replay this many times; medians are shown.")
+    parser.add_argument("--breakdown", action="store_true", help="Also time reading and converting alone.")
     parser.add_argument("--dir", type=Path, default=None, help="Where to write the Parquet file (default: a temp dir).")
-    parser.add_argument("--child", choices=["stream", "memory"], help=argparse.SUPPRESS)
+    parser.add_argument("--keep", type=Path, default=None, help="Use (or write, if absent) this Parquet file.")
+    parser.add_argument("--child", choices=["stream", "memory", "read"], help=argparse.SUPPRESS)
     parser.add_argument("--path", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        print(json.dumps(replay(args.path, args.child, args.batch)))
+        print(json.dumps(replay(args.path, args.child, args.batch, args.in_memory)))
         return
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
-        path = Path(tmp) / "history.parquet"
-        wrote = write_history(path, args.matches, args.players, min(args.batch, 1_000_000), seed=1)
-        print(f"{args.matches:,} matches among {args.players:,} players written as Parquet in {wrote:.0f} s "
-              f"({path.stat().st_size / 1e6:,.0f} MB)")
-        stream = child(path, "stream", args.batch)
-        rate = stream["matches"] / stream["seconds"]
-        print(f"streaming (batches of {args.batch:,}): {rate:,.0f} matches/s, peak memory {stream['peak_mb']:,.0f} MB"
-              f" (target under 2,000 MB: {'met' if stream['peak_mb'] < 2000 else 'NOT met'}); reading and converting "
-              f"the batches alone takes {stream['read']:.1f} s of its {stream['seconds']:.1f} s")
-        if args.matches <= args.in_memory_limit:
-            memory = child(path, "memory", args.batch)
-            whole = memory["matches"] / memory["seconds"]
-            replay_only = memory["matches"] / (memory["seconds"] - memory["read"])
-            print(f"in memory (read_matches, then record_many): {whole:,.0f} matches/s including the read "
-                  f"({memory['read']:.1f} s of {memory['seconds']:.1f} s), {replay_only:,.0f} matches/s for the "
-                  f"replay alone; peak memory {memory['peak_mb']:,.0f} MB")
-            print(f"streaming / in memory: {rate / whole:.2f} with the read, {rate / replay_only:.2f} against the "
-                  "replay alone (target at least 0.75)")
-        else:
-            print(f"in memory: not measured above {args.in_memory_limit:,} matches (--in-memory-limit)")
-        print(f"projected for 1,000,000,000 matches at the streaming rate: {1e9 / rate / 3600:.1f} h")
+        path = args.keep if args.keep is not None else Path(tmp) / "history.parquet"
+        if not path.exists():
+            wrote = write_history(path, args.matches, args.players, min(args.batch, 1_000_000), seed=1)
+            print(f"{args.matches:,} matches among {args.players:,} players written as Parquet in {wrote:.0f} s "
+                  f"({path.stat().st_size / 1e6:,.0f} MB; writer's peak memory "
+                  f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:,.0f} MB)")
+        in_memory = min(args.in_memory, args.matches)
+
+        def median(runs: list[dict[str, float]], key: str) -> float:
+            return float(np.median([r[key] for r in runs]))
+
+        streams, memories = [], []
+        for _ in range(args.repeat):  # one heavy process at a time
+            memories.append(child(path, "memory", args.batch, in_memory))
+            streams.append(child(path, "stream", args.batch, in_memory))
+        n_stream, n_memory = streams[0]["matches"], memories[0]["matches"]
+        rate = n_stream / median(streams, "seconds")
+        whole = n_memory / median(memories, "seconds")
+        with_read = n_memory / (median(memories, "seconds") + median(memories, "read"))
+        print(f"in memory ({n_memory:,.0f} matches, {memories[0]['players']:,.0f} players, read first): "
+              f"{whole:,.0f} matches/s for the replay alone ({median(memories, 'seconds'):.1f} s), {with_read:,.0f} "
+              f"with the read; peak memory {median(memories, 'peak_mb'):,.0f} MB")
+        print(f"streaming ({n_stream:,.0f} matches, {streams[0]['players']:,.0f} players, batches of {args.batch:,}): "
+              f"{rate:,.0f} matches/s ({median(streams, 'seconds'):.1f} s), peak memory "
+              f"{median(streams, 'peak_mb'):,.0f} MB (target under 2,000 MB: "
+              f"{'met' if median(streams, 'peak_mb') < 2000 else 'NOT met'})")
+        print(f"streaming / in memory: {rate / whole:.2f} (target at least 0.75: {'met' if rate / whole >= 0.75 else 'NOT met'})"
+              + (f"; runs: stream {[round(r['seconds'], 1) for r in streams]} s, in memory "
+                 f"{[round(r['seconds'], 1) for r in memories]} s" if args.repeat > 1 else ""))
+        if args.breakdown:
+            read = child(path, "read", args.batch, in_memory)
+            print(f"reading and converting the batches alone: {read['seconds']:.1f} s "
+                  f"({read['matches'] / read['seconds']:,.0f} matches/s)")
+        print(f"projected for 1,000,000,000 matches at the streaming rate: {1e9 / rate / 60:,.0f} min")
 
 
 if __name__ == "__main__":

@@ -17,7 +17,6 @@ import math
 import time
 import warnings
 from pathlib import Path
-from typing import Any
 
 import podium
 

@@ -31,7 +31,6 @@ import argparse
 import http.client
 import json
 import os
-import random
 import signal
 import socket
 import sqlite3

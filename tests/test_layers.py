@@ -19,7 +19,7 @@ MAX_LINES = 600
 
 # Lowest first; a module may import its own layer (without a cycle) and the layers below, never one above.
 LAYERS: list[tuple[str, str]] = [
-    ("data", r"podium\.(rating|match|matches|tables)"),
+    ("data", r"podium\.(rating|match|matches|tables|names|longform|readahead)"),
     ("numerics and the ordering engine", r"podium\.(numerics|densities|lattice|luce|windows|gauss_rule|chain|gauss_chain|"
                                          r"ordering|[a-z_]*chain[a-z_]*)"),
     ("kernels", r"podium\.kernels(\.[a-z_]+)?"),
@@ -148,3 +148,12 @@ def test_the_engine_knows_no_model_by_name() -> None:
 def test_module_length(name: str) -> None:
     lines = len(modules()[name].read_text().splitlines())
     assert lines <= MAX_LINES, f"{name}: {lines} lines"
+
+
+def test_every_package_has_an_init() -> None:
+    # setuptools' find_packages ships only directories with an __init__.py; a namespace package imports from a
+    # checkout and is missing from the installed wheel
+    # (Alembic's migration scripts are data that the server reads from its directory, shipped as package data)
+    bare = sorted(str(d.relative_to(SRC)) for d in SRC.rglob("*") if d.is_dir() and any(d.glob("*.py"))
+                  and not (d / "__init__.py").exists() and "migrations" not in d.parts)
+    assert bare == []

@@ -46,7 +46,11 @@ def all_round_trips(matches: Matches, tmp_path: Path) -> dict[str, Matches]:
     """Every way through a table and back, each starting from ``matches``."""
     podium.write_matches(matches, tmp_path / "h.parquet")
     podium.write_matches(podium.read_matches(tmp_path / "h.parquet"), tmp_path / "back.jsonl.gz")
-    return {
+    ways = {}
+    if "" not in matches.players:  # (CSV reads an empty cell as missing: atp_doubles has a player without an id)
+        podium.write_matches(matches, tmp_path / "h.csv.gz")
+        ways["csv"] = podium.read_matches(tmp_path / "h.csv.gz")
+    return ways | {
         "arrow": Matches.from_arrow(matches.to_arrow()),
         "pandas": Matches.from_pandas(matches.to_pandas()),
         "polars": Matches.from_polars(matches.to_polars()),
@@ -81,16 +85,6 @@ def simulated(dates: bool) -> Matches:
 @pytest.mark.parametrize("folder", SHARED)
 def test_every_shared_history_round_trips(folder: str, tmp_path: Path) -> None:
     matches = load(folder)
-    if len(set(matches.ids)) != len(matches.ids):
-        # atp_doubles: a few ids name two matches; the long form cannot tell those apart, and says so.
-        with pytest.raises(MatchError, match="names two matches"):
-            matches.to_arrow()
-        seen: dict[str | None, int] = {}
-        ids = []
-        for i in matches.ids:
-            seen[i] = seen.get(i, 0) + 1
-            ids.append(i if seen[i] == 1 else f"{i}#{seen[i]}")
-        matches.ids = ids
     matches.meta = None
     for how, back in all_round_trips(matches, tmp_path).items():
         assert_identical(back, matches), how
@@ -190,9 +184,20 @@ BAD = [
     ("not a date", with_(time=["2024-01-01", "2024-01-01", "soon", "soon"]), ["row 2", "'time'", "'soon'"]),
     ("null player", with_(player=["a", None, "a", "c"]), ["row 1", "'player' is null"]),
     ("null match", with_(match=["g1", None, "g2", "g2"]), ["row 1", "'match' is null"]),
-    ("rows not contiguous", with_(match=["g1", "g2", "g1", "g2"]), ["row 2", "'g1'", "contiguous"]),
+    ("rows not contiguous", with_(match=["g1", "g2", "g1", "g2"]), ["row 0", "'g1'", "at least two teams", "contiguous"]),
     ("fractional rank", with_(rank=[0.0, 1.5, 1.0, 0.0]), ["row 1", "'rank'", "1.5"]),
 ]
+
+
+def test_an_id_may_come_back_for_a_later_match_but_not_for_the_next() -> None:
+    # atp_doubles repeats twelve ids twelve matches apart: the long form reads a match as a run of rows
+    matches = Matches.from_matches([Match([["a"], ["b"]], id="g"), Match([["c"], ["d"]], id="h"),
+                                    Match([["a"], ["c", "e"]], ranks=[1, 0], id="g")])
+    back = Matches.from_arrow(matches.to_arrow())
+    assert list(back) == list(matches)
+    with pytest.raises(MatchError, match="matches 1 and 2 are both 'h'"):
+        Matches.from_matches([Match([["a"], ["b"]], id="g"), Match([["c"], ["d"]], id="h"),
+                              Match([["a"], ["c"]], id="h")]).to_arrow()
 
 
 @pytest.mark.parametrize(("table", "words"), [c[1:] for c in BAD], ids=[c[0] for c in BAD])

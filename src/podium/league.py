@@ -10,7 +10,7 @@ match's updates from the ratings before it and applying them together.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain, compress
 from typing import Any, NamedTuple
@@ -23,7 +23,9 @@ from .kernels.common import History, most_teams
 from .match import Match, MatchError
 from .matches import Matches
 from .models.base import Model
+from .names import NameIndex, Strings, enlarge, grown
 from .numerics import jit
+from .readahead import read_ahead
 from .rating import LeaderboardRow, Rating, leaderboard_rows
 
 __all__ = ["League", "LeaderboardRow", "PlayerState", "Trajectory"]
@@ -137,10 +139,9 @@ class League:
             raise TypeError(f"'model' must be a podium model. Got {model!r:.80}.")
         self.model = model
         self.keep_history = keep_history
-        self._index_cache: dict[str, int] | None = None
-        self._source: list[str] | None = None
+        self._players = NameIndex()  # player id -> state row, compactly (podium.names)
+        self._source: Sequence[str] | None = None
         self._source_rows = np.zeros(0, dtype=np.int64)
-        self._names: list[str] = []
         self._state = model._new_state(np.empty(0), np.empty(0))
         self._n_matches = 0
         self._hist: list[_Batch] = []
@@ -157,21 +158,21 @@ class League:
             self._state.mu[row], self._state.sigma[row] = rating.mu, rating.sigma
 
     # -- growth ------------------------------------------------------------------------------------
-    @property
-    def _index(self) -> dict[str, int]:
-        """Player id -> state row, built on first use (a replay of a fresh league does not need it)."""
-        if self._index_cache is None or len(self._index_cache) != len(self._names):
-            self._index_cache = dict(zip(self._names, range(len(self._names))))
-        return self._index_cache
-
     def _rows(self, packed: Matches) -> NDArray[np.int64]:
         """State rows of the history's player list, adding the players who play in it at the prior.
 
         The mapping is cached per player list: the chunks and slices of one history share theirs, so
         replaying a long history in chunks hashes no player id twice.  Players of the list who do not play
         in ``packed`` are not added.
+
+        The names go to the compiled index in one call: a fresh league's are appended (unhashed until a name is
+        looked up); an Arrow-backed player list (:class:`podium.names.Strings`) is read without a ``str``.
         """
         names = packed.players
+        hint = getattr(names, "rows_in", None)
+        if hint is not None and hint[0] is self._players:  # looked up as the batch was read (podium.scan_matches)
+            self._grow()
+            return hint[1]
         if self._source is not names or len(self._source_rows) > len(names):
             self._source = names
             self._source_rows = np.full(len(names), -1, dtype=np.int64)
@@ -183,42 +184,33 @@ class League:
         unmapped = _players_used(packed.player, len(names)) & (rows < 0)
         missing = np.flatnonzero(unmapped)
         if len(missing):
-            if not self._names:  # a fresh league: every new player is new to it, no id to look up
-                self._names = list(names) if len(missing) == len(names) else list(compress(names, unmapped.tolist()))
+            wanted: Sequence[str] = names
+            if len(missing) < len(names):
+                wanted = names.take(missing) if isinstance(names, Strings) else list(compress(names, unmapped.tolist()))
+            if len(self._players) == 0:  # a fresh league: every new player is new to it, no id to look up
+                self._players.extend_new(wanted)
                 rows[missing] = np.arange(len(missing))
             else:
-                index, known = self._index, self._names
-                found = []
-                for name in compress(names, unmapped.tolist()):
-                    row = index.get(name)
-                    if row is None:
-                        row = index[name] = len(known)
-                        known.append(name)
-                    found.append(row)
-                rows[missing] = found
+                rows[missing] = self._players.rows(wanted)
             self._grow()
         return rows
 
     def _add_player(self, name: str) -> int:
-        index = self._index
-        row = index.get(name)
-        if row is None:
-            row = index[name] = len(self._names)
-            self._names.append(name)
-        return row
+        return self._players.add(name)
 
     def _grow(self) -> None:
-        """Extend the state arrays (by doubling) to hold every known player, new ones at the prior."""
+        """Extend the state arrays (by :func:`podium.names.grown`, in place where they can) to hold every known
+        player, new ones at the prior."""
         st = self._state
-        n = len(self._names)
-        if n > len(st.mu):
-            grow = max(n, 2 * len(st.mu)) - len(st.mu)
+        n = len(self._players)
+        if n > len(st.mu):  # by half or a quarter, not doubling: at ten million players the state is hundreds of MB
+            size = max(n, grown(len(st.mu)))
             prior = self.model.prior
-            st.mu = np.concatenate([st.mu, np.full(grow, prior.mu)])
-            st.sigma = np.concatenate([st.sigma, np.full(grow, prior.sigma)])
-            st.games = np.concatenate([st.games, np.zeros(grow, np.int64)])
-            st.last_time = np.concatenate([st.last_time, np.full(grow, np.nan)])
-            st.extra = np.concatenate([st.extra, np.tile(self.model._extra_prior, (grow, 1))])
+            enlarge(st, "mu", size, prior.mu)  # in place where it can: not the old and the new at once
+            enlarge(st, "sigma", size, prior.sigma)
+            enlarge(st, "games", size, 0)
+            enlarge(st, "last_time", size, np.nan)
+            enlarge(st, "extra", size, self.model._extra_prior)
             self._linked.grow(len(st.mu))
 
     # -- recording ------------------------------------------------------------------------------------
@@ -242,6 +234,12 @@ class League:
         progress : bool
             Show a progress bar (rich) while replaying.
         """
+        ahead = getattr(matches, "_read_ahead", None)
+        if ahead is not None and not isinstance(matches, Matches):  # podium.scan_matches: read while replaying
+            batches, finish = ahead(self._players)
+            self._record_ahead(batches, progress)
+            finish()
+            return self
         if not isinstance(matches, Matches):
             items: Iterator[Any] = iter(matches)
             first = next(items, None)
@@ -287,6 +285,46 @@ class League:
                 self._replay(batch)
                 bar.advance(task, len(batch))
         return self
+
+    def _record_ahead(self, batches: Iterator[Matches], progress: bool) -> None:
+        """Replay batches while the next one is read on another thread (pyarrow and the compiled kernels release
+        the GIL, so that reading, mapping the players and replaying keep two cores busy)."""
+        def prepare(batch: Matches) -> Matches:
+            if not isinstance(batch, Matches):
+                raise TypeError(f"'matches' mixes Matches batches with {type(batch).__name__}; give batches only.")
+            self._check_team_counts(batch)
+            return batch
+
+        prepared: Generator[Matches, None, None] = read_ahead(batches, prepare)
+        bar: Any = None
+        committed = len(self._players)  # names after the players of the batch being replayed, if read with them
+        replayed = hinted = False
+        try:
+            if progress:
+                from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+                bar = Progress(SpinnerColumn(), TextColumn("rating {task.completed:,} matches"), TimeElapsedColumn(),
+                               transient=True)
+                bar.start()
+                task = bar.add_task("replay", total=None)
+            for batch in prepared:
+                hint = getattr(batch.players, "rows_in", None)
+                if hint is not None and hint[0] is self._players:
+                    committed, hinted = hint[2], True
+                replayed = True
+                self._replay(batch)
+                if bar is not None:
+                    bar.advance(task, len(batch))
+        except BaseException:
+            prepared.close()  # the reader has stopped: forget the players it added for batches not replayed
+            if hinted or not replayed:
+                self._players.truncate(committed)
+                self._source = None
+            raise
+        finally:
+            prepared.close()
+            if bar is not None:
+                bar.stop()
 
     def _check_team_counts(self, packed: Matches) -> None:
         if self.model._max_teams is not None and len(packed):
@@ -337,9 +375,13 @@ class League:
 
     def states(self, players: Iterable[str] | None = None) -> dict[str, PlayerState]:
         """The full state of the given players (default: everyone seen); unknown players are left out."""
-        st, index = self._state, self._index
-        names = self._names if players is None else [p for p in players if p in index]
-        rows = [index[p] for p in names]
+        st = self._state
+        if players is None:
+            names, rows = self._players.to_list(), np.arange(len(self._players))
+        else:
+            asked = [p for p in players if isinstance(p, str)]
+            found = self._players.rows(asked, add=False) if asked else np.zeros(0, dtype=np.int64)
+            names, rows = [p for p, r in zip(asked, found.tolist()) if r >= 0], found[found >= 0]
         mu, sigma = st.mu[rows].tolist(), st.sigma[rows].tolist()
         games, last = st.games[rows].tolist(), st.last_time[rows].tolist()
         if st.extra.shape[1] == 0:
@@ -401,15 +443,14 @@ class League:
                                          batch.mu[p0:], batch.sigma_at(slice(p0, None)))):
                 part.append(arr)
         match_, rows_, mu_, sigma_ = (np.concatenate(p) if p else np.zeros(0) for p in parts)
-        names = self._names
-        return match_.astype(np.int64), [names[r] for r in rows_.astype(np.int64).tolist()], mu_.astype(float), sigma_.astype(float)
+        return match_.astype(np.int64), self._players.names(rows_.astype(np.int64)), mu_.astype(float), sigma_.astype(float)
 
     # -- reading -----------------------------------------------------------------------------------------
     def __len__(self) -> int:
-        return len(self._names)
+        return len(self._players)
 
     def __contains__(self, player: object) -> bool:
-        return player in self._index
+        return player in self._players
 
     @property
     def n_matches(self) -> int:
@@ -433,26 +474,26 @@ class League:
     @property
     def players(self) -> list[str]:
         """Every player seen, in order of first appearance."""
-        return list(self._names)
+        return self._players.to_list()
 
     def rating(self, player: str) -> Rating:
         """A player's current rating (the prior for a player never seen)."""
-        row = self._index.get(player)
+        row = self._players.get(player)
         if row is None:
             return self.model.prior
         return Rating(float(self._state.mu[row]), float(self._state.sigma[row]))
 
     def games(self, player: str) -> int:
         """How many recorded matches a player took part in."""
-        row = self._index.get(player)
+        row = self._players.get(player)
         return 0 if row is None else int(self._state.games[row])
 
     @property
     def ratings(self) -> dict[str, Rating]:
         """Every player's current rating."""
-        n = len(self._names)
+        n = len(self._players)
         mu, sigma = self._state.mu[:n].tolist(), self._state.sigma[:n].tolist()
-        return {name: Rating(m, s) for name, m, s in zip(self._names, mu, sigma)}
+        return {name: Rating(m, s) for name, m, s in zip(self._players.to_list(), mu, sigma)}
 
     def leaderboard(self, k: float = 3.0, *, top: int | None = None, min_games: int = 0,
                     connected_only: bool = False) -> list[LeaderboardRow]:
@@ -475,10 +516,22 @@ class League:
         """
         if not isinstance(connected_only, bool):
             raise TypeError(f"'connected_only' must be a bool. Got {connected_only!r:.80}.")
-        n = len(self._names)
+        n = len(self._players)
         labels, _ = self._linked.labels(n)
-        return leaderboard_rows(self._names, self._state.mu[:n], self._state.sigma[:n], self._state.games[:n], k,
-                                top, min_games, labels == 0, connected_only)
+        mu, sigma, games = self._state.mu[:n], self._state.sigma[:n], self._state.games[:n]
+        if top is not None and isinstance(top, int) and 0 <= top < n:
+            # Only the names that can make the table: every player scoring at least the top-th best (ties broken
+            # by name among them), so that the top of ten million players needs a few names, not all.
+            score = mu - k * sigma
+            keep = np.flatnonzero((games >= min_games) & ((labels == 0) if connected_only else True))
+            if top < len(keep):
+                cut = np.partition(-score[keep], top)[top] if top else -np.inf
+                if not np.isnan(cut):
+                    keep = keep[~(-score[keep] > cut)]
+                    return leaderboard_rows(self._players.names(keep), mu[keep], sigma[keep], games[keep], k,
+                                            top, min_games, labels[keep] == 0, connected_only)
+        return leaderboard_rows(self._players.to_list(), mu, sigma, games, k, top, min_games, labels == 0,
+                                connected_only)
 
     def components(self) -> Components:
         """The connected components of the recorded matches (a union-find the league keeps as it records; the
@@ -489,15 +542,15 @@ class League:
         component; among components of one size, the one with the player the league saw first comes first.
         No groups or thin links: the league keeps no matches to count (see :func:`podium.components`).
         """
-        n = len(self._names)
+        n = len(self._players)
         labels, sizes = self._linked.labels(n)
-        return Components(list(self._names), labels, sizes)
+        return Components(self._players.to_list(), labels, sizes)
 
     def trajectory(self, player: str) -> Trajectory:
         """The player's rating after each of their matches (needs ``keep_history=True``)."""
         if not self.keep_history:
             raise ValueError("This League was created with keep_history=False; it keeps no trajectories.")
-        row = self._index.get(player)
+        row = self._players.get(player)
         parts: list[list[NDArray[Any]]] = [[], [], [], []]
         if row is not None:
             for batch in self._hist:

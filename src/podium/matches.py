@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any, overload
+from typing import Any, cast, overload
 
 import numpy as np
 from numpy.typing import NDArray
 
-from . import tables
+from . import longform, tables
+from .names import Strings
 from .match import (Match, MatchError, Time, _check_ranks, _check_teams, _check_weights, _is_date, _show, format_time,
                     parse_time)
 
@@ -55,9 +56,10 @@ class Matches(Sequence[Match]):
     time : float64[M]
         Match time as a float (NaN unknown); see :func:`parse_time`.
     players : list of str
-        Player ids; ``players[player[p]]`` is the id in slot ``p``.
+        Player ids; ``players[player[p]]`` is the id in slot ``p``.  A batch of :func:`podium.scan_matches`
+        read from Parquet keeps them in Arrow: a :class:`podium.names.Strings`, a read-only list of ``str``.
     ids : list of (str or None)
-        Match ids.
+        Match ids (a :class:`podium.names.Strings` too in such a batch).
     time_is_date : bool
         Whether :attr:`time` holds days since 1970 parsed from dates (written back as ISO-8601).
     """
@@ -75,8 +77,8 @@ class Matches(Sequence[Match]):
         player: NDArray[np.int64],
         weight: NDArray[np.float64],
         time: NDArray[np.float64],
-        players: list[str],
-        ids: list[str | None] | None = None,
+        players: Sequence[str],
+        ids: Sequence[str | None] | None = None,
         meta: list[dict[str, Any] | None] | None = None,
         *,
         time_is_date: bool = False,
@@ -90,9 +92,12 @@ class Matches(Sequence[Match]):
         self.weight = np.ascontiguousarray(weight, dtype=np.float64)
         self.time = np.ascontiguousarray(time, dtype=np.float64)
         # Slices share their history's player list (the League caches its mapping per list object).
-        self.players = players if isinstance(players, list) else list(players)
+        # A Strings (ids kept in Arrow: podium.scan_matches) stays one, a read-only list that a League maps
+        # without making the str.
+        self.players: list[str] = cast(list[str], players) if isinstance(players, (list, Strings)) else list(players)
         n = len(self.match_start) - 1
-        self.ids: list[str | None] = list(ids) if ids is not None else [None] * n
+        self.ids: list[str | None] = (cast(list[str | None], ids) if isinstance(ids, Strings) else list(ids)) \
+            if ids is not None else [None] * n
         self.meta = list(meta) if meta is not None else None
         self.time_is_date = bool(time_is_date)
         self.has_weights = bool(np.any(self.weight != 1.0)) if has_weights is None else has_weights
@@ -314,13 +319,18 @@ class Matches(Sequence[Match]):
 
     # -- long-form tables: podium.tables (pyarrow, pandas, polars imported on first use) --------------
     @classmethod
-    def _of(cls, columns: tables.Columns) -> Matches:
-        return cls(*columns[:8], time_is_date=columns.time_is_date)
+    def _of(cls, columns: tables.Columns, validate: bool = True) -> Matches:
+        return cls(*columns[:8], time_is_date=columns.time_is_date, validate=validate)
 
     @classmethod
     def from_arrow(cls, table: Any, *, errors: str = "raise", name: str = "table") -> Matches:
         """Read the long form from a ``pyarrow.Table`` (``name``: what messages call it); see
         :func:`podium.tables.from_arrow`."""
+        if errors not in ("raise", "skip"):
+            raise ValueError(f"'errors' must be 'raise' or 'skip'. Got {errors!r}.")
+        fast = longform.fast(table, name)  # the common shape, read without a sort (podium.longform)
+        if fast is not None:
+            return cls._of(fast, validate=False)
         return cls._of(tables.from_arrow(table, errors=errors, name=name))
 
     @classmethod

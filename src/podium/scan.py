@@ -16,13 +16,16 @@ import csv
 import io
 import os
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
+from . import longform
 from .io import _format_of, _jsonl_batches, _open_text, _Progress, _read_csv
 from .match import MatchError
 from .matches import Matches
+from .names import NameIndex
+from .readahead import read_ahead
 
 __all__ = ["scan_matches"]
 
@@ -34,27 +37,74 @@ def scan_matches(path: str | os.PathLike[str], *, batch_size: int = 100_000, err
     Reads what :func:`podium.read_matches` reads (JSONL, the CSV long form, optionally gzip; Parquet), with
     the same checks and messages: a malformed record raises :class:`MatchError` naming its line (the batches
     before it have been yielded), or with ``errors="skip"`` is left out, and a ``UserWarning`` at the end says
-    how many.  Each batch is a :class:`Matches` of its own (its own player list).
+    how many.  Each batch is a :class:`Matches` of its own (its own player list; a Parquet batch keeps its
+    player and match ids in Arrow, a read-only list of ``str`` that ``League.record_many`` maps without making
+    the ``str``).  ``League.record_many`` given this iterator reads the next batch on a thread of its own while
+    it replays one.
 
     Parameters
     ----------
     path : path-like
     batch_size : int, default 100,000
-        Matches per batch: memory is about a kilobyte per match of a batch while it is read.
+        Matches per batch: memory is about a kilobyte per match of a batch while it is read (about 100
+        bytes for Parquet).
     errors : {"raise", "skip"}
     progress : bool, default False
         Show a progress bar over the bytes of the file (rich).
     """
+    return _Scan(Path(path) if isinstance(path, (str, os.PathLike)) else path, batch_size, errors, progress)
+
+
+class _Scan(Iterator[Matches]):
+    """What :func:`scan_matches` returns: its batches, and (``_read_ahead``) the same without the closing warning
+    for a League that reads them on another thread and warns on its own."""
+
+    def __init__(self, path: Path, batch_size: int, errors: str, progress: bool) -> None:
+        self._args = (path, batch_size, errors, progress)
+        self._skipped: list[str] = []
+        self._batches: Iterator[Matches] | None = None
+
+    def __iter__(self) -> _Scan:
+        return self
+
+    def __next__(self) -> Matches:
+        if self._batches is None:
+            self._batches = _batches(*self._args, self._skipped)
+        try:
+            return next(self._batches)
+        except StopIteration:
+            _warn_skipped(self._args[0], self._skipped, stacklevel=3)
+            self._skipped.clear()
+            raise
+
+    def close(self) -> None:
+        close = getattr(self._batches, "close", None)
+        if close is not None:
+            close()
+
+    def _read_ahead(self, index: NameIndex | None = None) -> tuple[Iterator[Matches], Callable[[], None]]:
+        """The batches and what to call after the last: the warning of the skipped records.  Given a League's
+        ``index`` (before any batch is read), the players of a Parquet batch are looked up in it as the batch is
+        read (:func:`podium.longform.columns`): the League must then leave the index alone until the last batch
+        is read."""
+        if self._batches is None:
+            self._batches = _batches(*self._args, self._skipped, index)
+        def finish() -> None:
+            _warn_skipped(self._args[0], self._skipped, stacklevel=4)
+            self._skipped.clear()
+        return self._batches, finish
+
+
+def _batches(path: Path, batch_size: int, errors: str, progress: bool, skipped: list[str],
+             index: NameIndex | None = None) -> Iterator[Matches]:
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError(f"'batch_size' must be an int >= 1. Got {batch_size!r}.")
     if errors not in ("raise", "skip"):
         raise ValueError(f"'errors' must be 'raise' or 'skip'. Got {errors!r}.")
     path = Path(path)
     kind = _format_of(path)
-    skipped: list[str] = []
     if kind == "parquet":
-        yield from _scan_parquet(path, batch_size, errors, skipped)
-        _warn_skipped(path, skipped)
+        yield from _scan_parquet(path, batch_size, errors, skipped, index)
         return
     with _open_text(path, "r") as handle:
         bar = _Progress(path, handle, progress)
@@ -65,14 +115,13 @@ def scan_matches(path: str | os.PathLike[str], *, batch_size: int = 100_000, err
                 yield from _scan_csv(handle, str(path), batch_size, skipped if errors == "skip" else None, bar)
         finally:
             bar.close()
-    _warn_skipped(path, skipped)
 
 
-def _warn_skipped(path: Path, skipped: list[str]) -> None:
+def _warn_skipped(path: Path, skipped: list[str], stacklevel: int = 3) -> None:
     if skipped:
         shown = "; ".join(skipped[:3])
         warnings.warn(f"{path}: skipped {len(skipped)} malformed record(s): {shown}{' ...' if len(skipped) > 3 else ''}",
-                      UserWarning, stacklevel=3)
+                      UserWarning, stacklevel=stacklevel)
 
 
 def _scan_csv(handle: IO[str], name: str, batch_size: int, skipped: list[str] | None, bar: _Progress
@@ -118,13 +167,31 @@ def _csv_batch(header: list[str], rows: list[list[str]], name: str, first_line: 
         raise MatchError(f"{error} (in the batch of rows from line {first_line} on)") from None
 
 
-def _scan_parquet(path: Path, batch_size: int, errors: str, skipped: list[str]) -> Iterator[Matches]:
+def _scan_parquet(path: Path, batch_size: int, errors: str, skipped: list[str], index: NameIndex | None = None
+                  ) -> Iterator[Matches]:
     """Parquet in the long form, read a record batch at a time and cut between matches into batches of exactly
     ``batch_size`` matches (the last may be shorter).  Rows are counted within each batch in messages, which
-    name the batch's first match."""
+    name the batch's first match.  Only the long form's columns are read.
+
+    Three threads: one decodes the Parquet, one cuts and converts the batches but for their players
+    (:func:`podium.longform.prepare`), and the caller's numbers the players (:func:`podium.longform.complete`,
+    through the League's ``index`` where given): each a batch ahead of the next.
+    """
+    for table, prepared, name in read_ahead(_prepared_tables(path, batch_size), _as_is):
+        lost: list[str] = []
+        columns, checked = longform.complete(table, prepared, name, lost if errors == "skip" else None, lazy=True,
+                                             index=index)
+        if lost:  # a batch's skipped matches make one entry of skipped (what podium.tables.from_arrow warns)
+            shown = "; ".join(lost[:3])
+            skipped.append(f"{name}: skipped {len(lost)} malformed match(es): {shown}{' ...' if len(lost) > 3 else ''}")
+        yield Matches._of(columns, validate=not checked)
+
+
+def _prepared_tables(path: Path, batch_size: int) -> Iterator[tuple[Any, longform.Prepared | None, str]]:
+    """The batches' tables, each prepared (:func:`podium.longform.prepare`) and named for messages."""
     import numpy as np
 
-    from .tables import _pyarrow
+    from .tables import LONG_COLUMNS, _pyarrow
 
     pa = _pyarrow()  # (a clear message where the tables extra is not installed)
     import pyarrow.compute as pc
@@ -137,28 +204,40 @@ def _scan_parquet(path: Path, batch_size: int, errors: str, skipped: list[str]) 
         changed = pc.not_equal(column.slice(1), column.slice(0, table.num_rows - 1))
         return np.r_[0, np.flatnonzero(changed.to_numpy(zero_copy_only=False)) + 1].astype(np.int64)
 
+    def batch(table: Any, starts: np.ndarray) -> tuple[Any, longform.Prepared | None, str]:
+        first = table.column("match")[0].as_py() if table.num_rows else None
+        name = f"{path} (the batch from match {first!r})"
+        return table, longform.prepare(table, name, starts), name
+
+    file = pq.ParquetFile(path)
+    names = list(file.schema_arrow.names)
+    wanted = [c for c in names if c in LONG_COLUMNS] if len(set(names)) == len(names) and "match" in names else None
     buffer: Any = None
-    for record_batch in pq.ParquetFile(path).iter_batches(batch_size=max(65_536, 4 * batch_size)):
+
+    def record_batches() -> Iterator[Any]:
+        # A reader a row group: one reader over the whole file keeps memory from every row group it read
+        # (pyarrow 26: 25 MB a row group of 2,000,000 rows).
+        for group in range(file.num_row_groups):
+            yield from file.iter_batches(batch_size=max(65_536, batch_size), row_groups=[group], columns=wanted)
+
+    for record_batch in record_batches():
         piece = pa.Table.from_batches([record_batch])
         buffer = piece if buffer is None else pa.concat_tables([buffer, piece])
         starts = run_starts(buffer)
         while len(starts) > batch_size:  # batch_size whole matches, and the start of one more
             cut = int(starts[batch_size])
-            yield _from_table(buffer.slice(0, cut), path, errors, skipped)
-            buffer = buffer.slice(cut)
+            yield batch(buffer.slice(0, cut), starts[:batch_size])
+            # (without the emptied chunks, which would keep every record batch read so far alive)
+            buffer = pa.Table.from_batches([b for b in buffer.slice(cut).to_batches() if b.num_rows],
+                                           schema=buffer.schema)
             starts = starts[batch_size:] - cut
     if buffer is not None and buffer.num_rows:
         starts = run_starts(buffer)
         for first in range(0, len(starts), batch_size):
             stop = int(starts[first + batch_size]) if first + batch_size < len(starts) else buffer.num_rows
-            yield _from_table(buffer.slice(int(starts[first]), stop - int(starts[first])), path, errors, skipped)
+            yield batch(buffer.slice(int(starts[first]), stop - int(starts[first])),
+                        starts[first:first + batch_size] - starts[first])
 
 
-def _from_table(table: object, path: Path, errors: str, skipped: list[str]) -> Matches:
-    first = table.column("match")[0].as_py() if table.num_rows else None  # type: ignore[attr-defined]
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", UserWarning)
-        batch = Matches.from_arrow(table, errors=errors, name=f"{path} (the batch from match {first!r})")
-    skipped.extend(str(w.message) for w in caught)
-    return batch
-
+def _as_is(item: Any) -> Any:
+    return item

@@ -5,7 +5,7 @@ The long form is the CSV long form of :func:`podium.read_matches`, one row per p
 =========  ==========================  ==========================================================
 column     type                        meaning
 =========  ==========================  ==========================================================
-match      string (or integer)         the match id; a match's rows are contiguous, ids unique
+match      string (or integer)         the match id; a match is a run of rows sharing it
 team       integer (or string)         the team within the match (an id: rows sharing it are a team)
 player     string                      the player id
 rank       nullable integer            the team's rank, 0 best; null = did not finish
@@ -20,8 +20,9 @@ table raises :class:`MatchError` naming the column and the row (rows are counted
 
 Written tables have exactly the six columns: ``team`` is the team's index in the match, ``time`` is an ISO-8601
 string for a history of dates and a float otherwise, and a match without an id gets its position (``"0"``,
-``"1"``, ...) as id, as in the CSV long form.  A history whose ids repeat cannot be written (rows are matched
-to matches by id); ``meta`` is not kept.
+``"1"``, ...) as id, as in the CSV long form.  An id may come back for a later match (real exports repeat ids),
+but two matches in a row with one id cannot be written (their rows would read as one match); ``meta`` is not
+kept.
 
 pyarrow (and pandas or polars for their conversions) are imported only when used: ``pip install podium[tables]``.
 """
@@ -29,7 +30,7 @@ pyarrow (and pandas or polars for their conversions) are imported only when used
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -50,8 +51,8 @@ class Columns(NamedTuple):
     player: NDArray[np.int64]
     weight: NDArray[np.float64]
     time: NDArray[np.float64]
-    players: list[Any]
-    ids: list[str | None]
+    players: Sequence[Any]             # a list, or a podium.names.Strings (podium.longform)
+    ids: Sequence[str | None]
     time_is_date: bool
 
 LONG_COLUMNS = ("match", "team", "player", "rank", "weight", "time")
@@ -87,15 +88,15 @@ def to_arrow(matches: Any) -> Any:
     Raises
     ------
     MatchError
-        If two matches share an id (the long form tells matches apart by id).
+        If two matches in a row share an id (a match is a run of rows sharing an id, so their rows would run
+        together; an id may come back later, as twelve do in atp_doubles).
     """
     pa = _pyarrow()
     ids = [m_id if m_id is not None else str(j) for j, m_id in enumerate(matches.ids)]
-    if len(set(ids)) != len(ids):
-        seen: set[str] = set()
-        dup = next(i for i in ids if i in seen or seen.add(i))  # type: ignore[func-returns-value]
-        raise MatchError(f"'ids': the long form tells matches apart by id, and {dup!r} names two matches; "
-                         "give every match its own id, or use JSONL.")
+    dup = next((j for j in range(1, len(ids)) if ids[j] == ids[j - 1]), None)
+    if dup is not None:
+        raise MatchError(f"'ids': matches {dup - 1} and {dup} are both {ids[dup]!r}; in the long form a match is a run "
+                         "of rows sharing an id, so two matches in a row need two ids.")
     n_matches, n_teams = len(matches), len(matches.team_rank)
     sizes = np.diff(matches.team_start)
     teams_per = np.diff(matches.match_start)
@@ -185,8 +186,8 @@ def from_arrow(table: Any, *, errors: str = "raise", name: str = "table") -> Col
         Columns ``match``, ``team``, ``player`` and optionally ``rank``, ``weight``, ``time`` (module docstring).
     errors : {"raise", "skip"}
         ``"skip"`` leaves out the matches with a bad row (a player twice, a rank or time that differs within
-        a team or match, a bad weight, fewer than two teams, a null id) and warns how many; a missing column,
-        a column of the wrong type and a match whose rows are not contiguous always raise.
+        a team or match, a bad weight, fewer than two teams, a null id) and warns how many; a missing column
+        and a column of the wrong type always raise.
     name : str
         What the messages call the table (a file name, say).
 
@@ -271,7 +272,7 @@ def _from_arrow(table: Any, name: str, skipped: list[str] | None) -> Columns:
     def where(row: int) -> str:
         return f"{name}, row {row}"
 
-    # match: ids, contiguous and unique.
+    # match: a run of rows sharing an id.
     match_col = _column(table, "match", name)
     if pa.types.is_integer(match_col.type):
         match_col = match_col.cast(pa.large_string())
@@ -290,18 +291,17 @@ def _from_arrow(table: Any, name: str, skipped: list[str] | None) -> Columns:
     run_of_row = np.cumsum(boundary) - 1
     run_code = mcode[run_start]
     n_runs = len(run_start)
-    if len(id_values) != n_runs:
-        _, first_run = np.unique(run_code, return_index=True)
-        again = np.flatnonzero(first_run[np.searchsorted(np.unique(run_code), run_code)] != np.arange(n_runs))
-        row = int(run_start[again[0]])
-        raise MatchError(f"{where(row)}: the rows of match {id_values[run_code[again[0]]]!r} must be contiguous; "
-                         "it appears again after another match.")
     ids = [id_values[c] for c in run_code.tolist()]
+    # A match is a run of rows sharing an id, and an id may come back for another match (real exports repeat them:
+    # atp_doubles has twelve).  A malformed run whose id comes back may be a match whose rows are not contiguous.
+    recurs = np.bincount(run_code, minlength=len(id_values))[run_code] > 1
 
     problems: list[Problem] = []
 
     def label(row: int) -> str:
-        return f"{where(row)} (match {ids[int(run_of_row[row])]!r})"
+        run = int(run_of_row[row])
+        again = ", whose id comes back after another match: are its rows contiguous?" if recurs[run] else ""
+        return f"{where(row)} (match {ids[run]!r}{again})"
 
     # team and player.
     team_col = _column(table, "team", name)
