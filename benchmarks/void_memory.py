@@ -5,7 +5,7 @@ What is measured
 1. A SQLite league (``--model``, default TrueSkill) of ``--matches`` reported duels among ``--players``
    players is built fast: the match rows are inserted directly in bulk (``sqlite3.executemany``), then the
    ratings and every history row are computed by the server's own streamed replay
-   (``podium.server.store._replay_from`` from seq 0), so the league is what reporting those matches would
+   (``podium.server.replay._replay_from`` from seq 0), so the league is what reporting those matches would
    have stored.
 2. The real server runs as a subprocess (``python -m podium.cli serve``, one uvicorn worker: the process
    started is the server) with its default settings but the rate limits (off: one client sends everything).
@@ -75,7 +75,7 @@ def build(path: Path, model: str, n_matches: int, n_players: int, seed: int) -> 
     """Create the league and its matches, ratings and history; return (players, seconds)."""
     import numpy as np
 
-    from podium.server import store
+    from podium.server import replay, store
     from podium.server.db import make_engine, migrate, write_transaction
     from podium.server.settings import database_url
 
@@ -106,7 +106,7 @@ def build(path: Path, model: str, n_matches: int, n_players: int, seed: int) -> 
     engine = make_engine(database_url(str(path)))
     try:
         with write_transaction(engine, league.id) as conn:
-            store._replay_from(conn, league, 0)
+            replay._replay_from(conn, league, 0)
     finally:
         engine.dispose()
     return len(set(a.tolist()) | set(b.tolist())), time.perf_counter() - start

@@ -1,4 +1,4 @@
-"""Void and correct replay the log streamed from the database, chunk by chunk (``store._replay_from``).
+"""Void and correct replay the log streamed from the database, chunk by chunk (``podium.server.replay._replay_from``).
 
 The reference is the library replaying the whole resulting log in one go, keeping every player's history
 (``podium.League(model).record_many(log)``): after voids and corrections with a chunk size far below the

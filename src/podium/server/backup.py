@@ -21,7 +21,7 @@ the importing database has its own tokens.  A match whose own ``meta`` already h
 keeps it, nested: ``meta["podium"]["user"]``, put back where it was on import.
 
 Import creates the league (refusing a name that exists), inserts every match with its status, seq and
-times, and replays the ratings and history from the log (streamed: :func:`podium.server.store._replay_from`),
+times, and replays the ratings and history from the log (streamed: :func:`podium.server.replay._replay_from`),
 all in one transaction: a malformed line (the message names the file, the line and the field) leaves the
 database as it was.  Both directions stream: the memory needed is one chunk of matches and the players'
 states, whatever the league's size.  Re-importing an export gives the same ratings, history, statuses, ids,
@@ -46,7 +46,7 @@ from sqlalchemy.engine import Connection, Engine
 
 from ..match import MatchError, parse_time
 from ..models import MODELS
-from . import store
+from . import replay, store
 from .db import leagues, lock_league, matches, nan_to_null, read_transaction, tokens, write_transaction
 from .store import LEAGUE_NAME, REPLAY_CHUNK, StoreError
 
@@ -218,7 +218,7 @@ def import_league(engine: Engine, path: str | os.PathLike[str], *, name: str | N
                 if progress is not None:
                     progress("rate", replayed, counts["recorded"])
 
-            store._replay_from(conn, league, 0, chunk=chunk, progress=rated)
+            replay._replay_from(conn, league, 0, chunk=chunk, progress=rated)
     return league_name, counts
 
 

@@ -22,7 +22,7 @@ from sqlalchemy.engine import Connection
 
 from ..components import UnionFind, components
 from ..matches import Matches
-from . import store
+from . import replay, store
 from .db import matches
 
 __all__ = ["Connectivity", "connectivity", "league_audit", "thin_links"]
@@ -80,14 +80,14 @@ def connectivity(conn: Connection, league: store.LeagueInfo, *, now: float | Non
     else:  # matches were recorded since: add them
         fresh, since = cached, cached.last_seq
     added = 0
-    for seqs, packed in store.log_chunks(conn, league, since=since):
+    for seqs, packed in replay.log_chunks(conn, league, since=since):
         fresh.add(packed)
         added += len(seqs)
     fresh.count = (0 if fresh is not cached else cached.count) + added
     fresh.last_seq = last
     if fresh.count != count:  # the log changed under us in a way appending cannot explain: read it whole
         fresh = Connectivity(built=now)
-        for seqs, packed in store.log_chunks(conn, league):
+        for seqs, packed in replay.log_chunks(conn, league):
             fresh.add(packed)
             fresh.count += len(seqs)
         fresh.last_seq = last
@@ -97,7 +97,7 @@ def connectivity(conn: Connection, league: store.LeagueInfo, *, now: float | Non
 
 
 def _whole_log(conn: Connection, league: store.LeagueInfo) -> Matches:
-    return Matches.concat([packed for _, packed in store.log_chunks(conn, league)])
+    return Matches.concat([packed for _, packed in replay.log_chunks(conn, league)])
 
 
 def _cached(conn: Connection, league: store.LeagueInfo, what: str, limit: int, compute: Any,
