@@ -299,3 +299,16 @@ def test_a_batch_the_model_refuses_leaves_out_the_players_read_ahead(tmp_path: P
     assert league.n_matches == 2000 and league.players == reference.players and "new 1" not in league
     league.record(podium.Match([["new 1"], ["someone"]]))
     assert league.players == reference.players + ["new 1", "someone"] and league.games("new 1") == 1
+
+
+def test_a_fresh_index_keeps_its_first_names_as_given_until_they_are_read() -> None:
+    index = NameIndex()
+    names = ["b", "é", "a"]
+    index.extend_new(names)
+    names.append("later")  # the index copied the list
+    assert len(index) == 3 and index.to_list() == ["b", "é", "a"] and "later" not in index
+    assert index.get("é") == 1
+    assert index.rows(["a", "new"]).tolist() == [2, 3]
+    assert index.names([3, 0]) == ["new", "b"]
+    index.truncate(1)
+    assert index.to_list() == ["b"] and index.get("a") is None
