@@ -39,7 +39,7 @@ from .evaluate import (Report, _as_matches, _check_count, _check_executor, _chec
                        evaluate)
 from .match import Match
 from .matches import Matches
-from .models.base import Hyperparameters, Model
+from .models.base import Model
 from .models.through_time import TrueSkillThroughTime
 from .models.trueskill import ConvergenceWarning
 
@@ -192,9 +192,9 @@ def fit(
     if isinstance(model, (list, tuple)):
         return _fit_many(list(model), matches, executor, params=params, metric=metric, split=split,
                          min_games=min_games, max_evaluations=max_evaluations)
-    base = model() if isinstance(model, type) and issubclass(model, Hyperparameters) else model
-    if not isinstance(base, (Model, TrueSkillThroughTime)):
+    if not _fittable(model):
         raise TypeError(f"'model' must be a podium model class or instance, or a list of them. Got {model!r:.80}.")
+    base = model() if isinstance(model, type) else model
     smoother = isinstance(base, TrueSkillThroughTime)
     if metric is None:
         metric = "log_evidence" if smoother else "pair_log_loss"
@@ -251,6 +251,12 @@ def fit(
     )
 
 
+def _fittable(model: Any) -> bool:
+    """Whether :func:`fit` can fit ``model``: a filter or the smoother, as a class or an instance."""
+    kinds = (Model, TrueSkillThroughTime)
+    return isinstance(model, kinds) or (isinstance(model, type) and issubclass(model, kinds))
+
+
 def _fit_many(models: list[Any], matches: Matches | Iterable[Match], executor: Executor | None,
               **options: Any) -> list[FitResult]:
     """:func:`fit` of each of ``models`` on ``matches`` with the same ``options``: one task per model with an
@@ -258,8 +264,7 @@ def _fit_many(models: list[Any], matches: Matches | Iterable[Match], executor: E
     if not models:
         raise ValueError("'model' is an empty list; give at least one podium model class or instance.")
     for m in models:
-        if not (isinstance(m, (Model, TrueSkillThroughTime))
-                or (isinstance(m, type) and issubclass(m, (Model, TrueSkillThroughTime)))):
+        if not _fittable(m):
             raise TypeError(f"'model' must be a podium model class or instance, or a list of them. "
                             f"Got {m!r:.80} in the list.")
     packed = _as_matches(matches)  # packed once, and what a task carries

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import IO, Any
 
 
-from .match import Match, MatchError, format_time
+from .match import Match, MatchError, check_errors, format_time, skipped_summary
 from .matches import Matches, _Packer
 
 __all__ = ["read_matches", "write_matches"]
@@ -165,8 +165,7 @@ def read_matches(path: str | os.PathLike[str], *, errors: str = "raise", progres
     ImportError
         For Parquet without pyarrow (``pip install podium[tables]``).
     """
-    if errors not in ("raise", "skip"):
-        raise ValueError(f"'errors' must be 'raise' or 'skip'. Got {errors!r}.")
+    check_errors(errors)
     path = Path(path)
     kind = _format_of(path)
     if kind == "parquet":
@@ -184,9 +183,7 @@ def read_matches(path: str | os.PathLike[str], *, errors: str = "raise", progres
     if skipped:
         import warnings
 
-        shown = "; ".join(skipped[:3])
-        warnings.warn(f"{path}: skipped {len(skipped)} malformed record(s): {shown}{' ...' if len(skipped) > 3 else ''}",
-                      UserWarning, stacklevel=2)
+        warnings.warn(skipped_summary(str(path), skipped), UserWarning, stacklevel=2)
     return matches
 
 

@@ -33,6 +33,19 @@ def _show(value: Any, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def check_errors(errors: str) -> None:
+    """The ``errors`` argument of every reader: ``"raise"`` (the first malformed record raises) or ``"skip"``."""
+    if errors not in ("raise", "skip"):
+        raise ValueError(f"'errors' must be 'raise' or 'skip'. Got {errors!r}.")
+
+
+def skipped_summary(name: str, skipped: Sequence[str], what: str = "record(s)") -> str:
+    """The line a reader warns with when ``errors="skip"`` left something out: how many, and the first three
+    reasons (each reader's ``skipped`` list holds one message per record, match or batch left out)."""
+    shown = "; ".join(skipped[:3])
+    return f"{name}: skipped {len(skipped)} malformed {what}: {shown}{' ...' if len(skipped) > 3 else ''}"
+
+
 def _is_real(value: Any) -> bool:
     return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
 

@@ -17,9 +17,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from . import longform, tables
+from .match import (Match, MatchError, Time, _check_ranks, _check_teams, _check_weights, _is_date, _show, check_errors,
+                    format_time, parse_time)
 from .names import Strings
-from .match import (Match, MatchError, Time, _check_ranks, _check_teams, _check_weights, _is_date, _show, format_time,
-                    parse_time)
 
 __all__ = ["Matches"]
 
@@ -326,8 +326,7 @@ class Matches(Sequence[Match]):
     def from_arrow(cls, table: Any, *, errors: str = "raise", name: str = "table") -> Matches:
         """Read the long form from a ``pyarrow.Table`` (``name``: what messages call it); see
         :func:`podium.tables.from_arrow`."""
-        if errors not in ("raise", "skip"):
-            raise ValueError(f"'errors' must be 'raise' or 'skip'. Got {errors!r}.")
+        check_errors(errors)
         fast = longform.fast(table, name)  # the common shape, read without a sort (podium.longform)
         if fast is not None:
             return cls._of(fast, validate=False)

@@ -22,7 +22,7 @@ from typing import IO, Any
 
 from . import longform
 from .io import _format_of, _jsonl_batches, _open_text, _Progress, _read_csv
-from .match import MatchError
+from .match import MatchError, check_errors, skipped_summary
 from .matches import Matches
 from .names import NameIndex
 from .readahead import read_ahead
@@ -99,8 +99,7 @@ def _batches(path: Path, batch_size: int, errors: str, progress: bool, skipped: 
              index: NameIndex | None = None) -> Iterator[Matches]:
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError(f"'batch_size' must be an int >= 1. Got {batch_size!r}.")
-    if errors not in ("raise", "skip"):
-        raise ValueError(f"'errors' must be 'raise' or 'skip'. Got {errors!r}.")
+    check_errors(errors)
     path = Path(path)
     kind = _format_of(path)
     if kind == "parquet":
@@ -119,9 +118,7 @@ def _batches(path: Path, batch_size: int, errors: str, progress: bool, skipped: 
 
 def _warn_skipped(path: Path, skipped: list[str], stacklevel: int = 3) -> None:
     if skipped:
-        shown = "; ".join(skipped[:3])
-        warnings.warn(f"{path}: skipped {len(skipped)} malformed record(s): {shown}{' ...' if len(skipped) > 3 else ''}",
-                      UserWarning, stacklevel=stacklevel)
+        warnings.warn(skipped_summary(str(path), skipped), UserWarning, stacklevel=stacklevel)
 
 
 def _scan_csv(handle: IO[str], name: str, batch_size: int, skipped: list[str] | None, bar: _Progress
@@ -182,8 +179,7 @@ def _scan_parquet(path: Path, batch_size: int, errors: str, skipped: list[str], 
         columns, checked = longform.complete(table, prepared, name, lost if errors == "skip" else None, lazy=True,
                                              index=index)
         if lost:  # a batch's skipped matches make one entry of skipped (what podium.tables.from_arrow warns)
-            shown = "; ".join(lost[:3])
-            skipped.append(f"{name}: skipped {len(lost)} malformed match(es): {shown}{' ...' if len(lost) > 3 else ''}")
+            skipped.append(skipped_summary(name, lost, "match(es)"))
         yield Matches._of(columns, validate=not checked)
 
 

@@ -36,7 +36,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
-from .match import MatchError, _show, format_time
+from .match import MatchError, _show, check_errors, format_time, skipped_summary
 
 __all__ = ["LONG_COLUMNS", "Columns", "from_arrow", "from_pandas", "from_polars", "to_arrow", "to_pandas", "to_polars"]
 
@@ -201,16 +201,13 @@ def from_arrow(table: Any, *, errors: str = "raise", name: str = "table") -> Col
     MatchError
         Naming the column and the row (counted from 0) that is wrong and what it holds.
     """
-    if errors not in ("raise", "skip"):
-        raise ValueError(f"'errors' must be 'raise' or 'skip'. Got {errors!r}.")
+    check_errors(errors)
     skipped: list[str] = []
     matches = _from_arrow(table, name, skipped if errors == "skip" else None)
     if skipped:
         import warnings
 
-        shown = "; ".join(skipped[:3])
-        warnings.warn(f"{name}: skipped {len(skipped)} malformed match(es): {shown}{' ...' if len(skipped) > 3 else ''}",
-                      UserWarning, stacklevel=3)
+        warnings.warn(skipped_summary(name, skipped, "match(es)"), UserWarning, stacklevel=3)
     return matches
 
 
