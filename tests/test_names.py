@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import podium
-from podium import League, Matches, MatchError
+from podium import League, Match, Matches, MatchError
 from podium.names import NameIndex, Strings, _find_or_add, _hash, distinct, encode, enlarge
 
 pa = pytest.importorskip("pyarrow")
@@ -55,24 +55,24 @@ def test_names_looked_up_from_arrow_buffers_without_str() -> None:
     names = [n for n in random_names(5000, seed=3) if n != "\ud800"]  # (which Arrow cannot hold)
     index = NameIndex()
     index.extend_new(names[:1000])  # a fresh league's first batch: appended, hashed on the first lookup
+    reference = dict(zip(names[:1000], range(1000)))  # a dict numbering names in the order first seen
     for kind in (pa.string(), pa.large_string()):
         array = pa.array(names[::-1] + ["new one"], type=kind).slice(7, 3000)  # an offset into the buffers
-        expected = [names.index(n) if n in names[:1000] else None for n in array.to_pylist()]
-        rows = index.rows(Strings(array))
-        known = dict(zip(index.to_list(), range(len(index))))
-        assert rows.tolist() == [known[n] for n in array.to_pylist()]
-        assert all(e is None or e == r for e, r in zip(expected, rows.tolist()))
+        expected = [reference.setdefault(n, len(reference)) for n in array.to_pylist()]
+        assert index.rows(Strings(array)).tolist() == expected
     assert index.to_list()[:1000] == names[:1000]
 
 
 def test_names_whose_hash_tags_agree_are_told_apart_by_their_bytes() -> None:
-    """Two names with the same 23-bit tag, in a table of 16 slots where they probe through each other."""
-    tags: dict[int, str] = {}
+    """Two names with the same 23-bit tag and the same home slot of a 16-slot table, so that the second probes
+    through the first and only their bytes tell them apart."""
+    tags: dict[tuple[int, int], str] = {}
     pair = None
-    for i in range(200_000):
+    for i in range(2_000_000):
         name = f"n{i}"
         data = np.frombuffer(name.encode(), dtype=np.uint8)
-        tag = int(_hash(data, 0, len(data))) >> 41
+        h = int(_hash(data, 0, len(data)))
+        tag = (h >> 41, h & 15)
         if tag in tags:
             pair = (tags[tag], name)
             break
@@ -86,8 +86,11 @@ def test_names_whose_hash_tags_agree_are_told_apart_by_their_bytes() -> None:
     done, n = _find_or_add(table, store, store_offsets, 0, 8, data, offsets, 0, len(names), True, out)
     assert (done, n) == (len(names), 4)
     assert out.tolist() == [0, 1, 2, 3, 0, 3, 1]
-    done, n = _find_or_add(table, store, store_offsets, 4, 4, data, offsets, 0, 1, True, out)  # at its limit
-    assert (done, n) == (1, 4)
+    new_data, new_offsets = encode(["a new name"])
+    done, n = _find_or_add(table, store, store_offsets, 4, 4, new_data, new_offsets, 0, 1, True, out)  # at its limit
+    assert (done, n) == (0, 4)  # nothing added: the caller grows the table and goes on
+    done, n = _find_or_add(table, store, store_offsets, 4, 8, new_data, new_offsets, 0, 1, True, out)
+    assert (done, n) == (1, 5) and out[0] == 4
 
 
 def test_a_full_table_grows_and_truncate_forgets_the_latest() -> None:
@@ -186,6 +189,7 @@ def test_the_fast_reader_reads_what_the_general_one_reads(which: int) -> None:
 
 def test_the_fast_reader_leaves_a_bad_table_to_the_general_one() -> None:
     from podium import longform
+    from podium.tables import _from_arrow
 
     table = histories()[0].to_arrow()
     player = table.column("player").to_pylist()
@@ -200,9 +204,15 @@ def test_the_fast_reader_leaves_a_bad_table_to_the_general_one() -> None:
     def small(ids: list[str]) -> object:
         return pa.table({"match": ids, "team": [0, 1] * (len(ids) // 2), "player": list("abcdef")[:len(ids)]})
 
-    assert longform.fast(small(["m1", "m1", "m2", "m2", "m1", "m1"]), "t") is None  # m1's rows apart
-    back = Matches.from_arrow(small(["m1", "m1", "m2", "m2", "m1", "m1"]))  # an id back for a later match
-    assert back.ids == ["m1", "m2", "m1"] and len(back) == 3
+    again = small(["m1", "m1", "m2", "m2", "m1", "m1"])  # an id back for a later match: three matches, fast too
+    fast, general = longform.fast(again, "t"), _from_arrow(again, "t", None)
+    assert fast is not None and list(fast.ids) == list(general.ids) == ["m1", "m2", "m1"]
+    for field in ("match_start", "team_start", "team_rank", "player"):
+        np.testing.assert_array_equal(getattr(fast, field), getattr(general, field))
+    assert list(fast.players) == list(general.players)
+    huge = pa.table({"match": ["m", "m"], "team": pa.array([2 ** 63 + 5, 1], pa.uint64()), "player": ["a", "b"]})
+    assert longform.fast(huge, "t") is None  # team ids past int64: the general reader's, not a crash
+    assert list(Matches.from_arrow(huge)) == [Match([["a"], ["b"]], id="m")]
     unsorted = longform.fast(small(["m9", "m9", "m10", "m10", "a", "a"]), "t")  # distinct, though not in order
     assert unsorted is not None and list(unsorted.ids) == ["m9", "m10", "a"]
     assert longform.fast(small(["m1", "m1", "m1", "m1"]), "t") is None  # a team back after another
@@ -299,6 +309,12 @@ def test_a_batch_the_model_refuses_leaves_out_the_players_read_ahead(tmp_path: P
     assert league.n_matches == 2000 and league.players == reference.players and "new 1" not in league
     league.record(podium.Match([["new 1"], ["someone"]]))
     assert league.players == reference.players + ["new 1", "someone"] and league.games("new 1") == 1
+
+
+def test_a_tuple_of_names_is_names() -> None:
+    index = NameIndex()
+    index.extend_new(("c", "d"))
+    assert index.rows(("a", "c", "x", "y")).tolist() == [2, 0, 3, 4] and index.to_list() == ["c", "d", "a", "x", "y"]
 
 
 def test_a_fresh_index_keeps_its_first_names_as_given_until_they_are_read() -> None:

@@ -2,11 +2,10 @@
 by a few compiled passes over its Arrow buffers, no sort and no Python object per row.
 
 :meth:`podium.Matches.from_arrow` calls :func:`fast`, and :func:`podium.scan_matches` :func:`prepare` and
-:func:`complete` (:func:`columns` is the two in one), on two threads.  The fast way takes a table in the common
+:func:`complete`, on two threads.  The fast way takes a table in the common
 shape: ``match`` strings (or integers) without nulls, ``team`` integers and ``player`` strings without nulls,
 each team's rows together within its match, numeric ``rank``, ``weight``, ``time`` (or ISO-8601 strings for
-``time``), every value valid; match ids in increasing order (shorter first, then byte by byte: ``m9`` before
-``m10``) are known distinct without hashing them, others are hashed.  Anything
+``time``), every value valid; a match is a run of rows sharing an id, as in the general reader.  Anything
 else, and any table with a problem, is read by :func:`podium.tables.from_arrow`'s general code, which finds and
 names the problem (or skips the match): the fast way only ever accepts a table the general one reads without a
 complaint, and gives the same columns (checked by ``tests/test_names.py``).
@@ -24,10 +23,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .match import MatchError
-from .names import NameIndex, Strings, _hash, distinct
+from .names import NameIndex, Strings, distinct
 from .tables import Columns, Problem, _column, _from_arrow, _nulls, _numbers, _pyarrow, _times
 
-__all__ = ["Prepared", "columns", "complete", "fast", "prepare"]
+__all__ = ["Prepared", "complete", "fast", "prepare"]
 
 _jit = nb.njit(cache=True, nogil=True)
 _PAIRWISE = 32  # up to this many teams (rows) a match, distinct teams (players) are checked pair by pair
@@ -54,55 +53,6 @@ def _runs(offsets: Any, data: NDArray[np.uint8]) -> NDArray[np.int64]:
             out[k] = i
             k += 1
     return out[:k]
-
-
-@_jit
-def _increasing(offsets: Any, data: NDArray[np.uint8], first: NDArray[np.int64]) -> bool:
-    """Whether the strings at rows ``first`` increase strictly, shorter first and then byte by byte (ids numbered
-    in order, ``m9`` before ``m10``): then they are distinct, with no hashing."""
-    for k in range(1, len(first)):
-        a0, a1 = offsets[first[k - 1]], offsets[first[k - 1] + 1]
-        b0, b1 = offsets[first[k]], offsets[first[k] + 1]
-        if a1 - a0 != b1 - b0:
-            if a1 - a0 > b1 - b0:
-                return False
-            continue
-        less = False
-        for j in range(a1 - a0):
-            if data[a0 + j] != data[b0 + j]:
-                less = data[a0 + j] < data[b0 + j]
-                break
-        if not less:
-            return False
-    return True
-
-
-@_jit
-def _any_repeated(offsets: Any, data: NDArray[np.uint8], first: NDArray[np.int64]) -> bool:
-    """Whether two of the strings at rows ``first`` are equal (an open-addressing set of them)."""
-    size = 16
-    while size < 2 * len(first):
-        size *= 2
-    table = np.full(size, -1, dtype=np.int64)
-    mask = size - 1
-    for k in range(len(first)):
-        i = first[k]
-        a0, a1 = offsets[i], offsets[i + 1]
-        slot = np.int64(_hash(data, a0, a1) & np.uint64(mask))
-        while table[slot] >= 0:
-            o = first[table[slot]]
-            b0, b1 = offsets[o], offsets[o + 1]
-            if b1 - b0 == a1 - a0:
-                same = True
-                for j in range(a1 - a0):
-                    if data[a0 + j] != data[b0 + j]:
-                        same = False
-                        break
-                if same:
-                    return True
-            slot = (slot + 1) & mask
-        table[slot] = k
-    return False
 
 
 @_jit
@@ -210,23 +160,14 @@ class Prepared(NamedTuple):
     ids: Strings
 
 
-def columns(table: Any, name: str, skipped: list[str] | None, *, lazy: bool = False, index: NameIndex | None = None
-            ) -> tuple[Columns, bool]:
-    """The columns of the long-form ``table`` (as :func:`podium.tables.from_arrow` reads it, problems appended to
-    ``skipped`` when given, raised otherwise); player and match ids as :class:`Strings` with ``lazy``.  The flag
-    says whether the fast way read it (and so checked everything :class:`podium.Matches` would).
-
-    With ``index`` (and ``lazy``), the players are looked up in it as they are read (new ones added), their
-    rows left on the player list (:attr:`Strings.rows_in`) for the League that owns the index.  The work is
-    :func:`prepare` then :func:`complete`, which :func:`podium.scan_matches` runs on two threads.
-    """
-    return complete(table, prepare(table, name), name, skipped, lazy=lazy, index=index)
-
-
 def complete(table: Any, prepared: Prepared | None, name: str, skipped: list[str] | None, *, lazy: bool = False,
              index: NameIndex | None = None) -> tuple[Columns, bool]:
-    """:func:`columns` of a table :func:`prepare` read (None: not in the fast way's shape): its players, by the
-    index where one is given (the only part that touches it)."""
+    """The columns of the long-form ``table`` that :func:`prepare` read (None: not in the fast way's shape; then
+    as :func:`podium.tables.from_arrow` reads it, problems appended to ``skipped`` when given, raised otherwise),
+    and whether the fast way read it (and so checked everything :class:`podium.Matches` would).  Player and match
+    ids as :class:`Strings` with ``lazy``.  With ``index`` (and ``lazy``) the players are looked up in it as they
+    are read (new ones added), their rows left on the player list (:attr:`Strings.rows_in`) for the League that
+    owns the index: the only part that touches it."""
     if prepared is not None:
         found_fast = _players(prepared, lazy, index)
         if found_fast is not None:
@@ -290,7 +231,8 @@ def prepare(table: Any, name: str, run_start: NDArray[np.int64] | None = None) -
     if pa.types.is_integer(match_col.type):
         match_col = match_col.cast(pa.large_string())
     if not (pa.types.is_large_string(match_col.type) and pa.types.is_integer(team_col.type)
-            and pa.types.is_large_string(player_col.type)):
+            and not (pa.types.is_unsigned_integer(team_col.type) and team_col.type.bit_width == 64)
+            and pa.types.is_large_string(player_col.type)):  # (team ids past 2**63: the general code)
         return None
     if match_col.null_count or team_col.null_count or player_col.null_count:
         return None
@@ -298,9 +240,6 @@ def prepare(table: Any, name: str, run_start: NDArray[np.int64] | None = None) -
     match_data, match_offsets = match_ids.buffers()
     if run_start is None or len(run_start) == 0 or run_start[0] != 0:
         run_start = _runs(match_offsets, match_data)
-    if not _increasing(match_offsets, match_data, run_start) and _any_repeated(match_offsets, match_data, run_start):
-        # a match whose rows are apart
-        return None
     team = np.asarray(team_col.cast(pa.int64()).to_numpy(zero_copy_only=False), dtype=np.int64)
     player_ids = Strings(player_col)
     n_rows = table.num_rows

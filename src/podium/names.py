@@ -376,7 +376,7 @@ class NameIndex:
             self._hashed = self._n
 
     # -- adding and finding -----------------------------------------------------------------------------------
-    def extend_new(self, names: Sequence[str] | tuple[NDArray[np.uint8], NDArray[np.int64]]) -> None:
+    def extend_new(self, names: Sequence[str]) -> None:
         """Add names known to be distinct and not yet here (not checked), as the next rows."""
         if self._n == 0 and self._pending is None and isinstance(names, list):
             self._pending = list(names)
@@ -385,8 +385,8 @@ class NameIndex:
         self._settle()
         self._append(names)
 
-    def _append(self, names: Sequence[str] | tuple[NDArray[np.uint8], NDArray[np.int64]]) -> None:
-        data, offsets = names if isinstance(names, tuple) else encode(names)
+    def _append(self, names: Sequence[str]) -> None:
+        data, offsets = encode(names)
         count = len(offsets) - 1
         if count == 0:
             return
@@ -397,11 +397,11 @@ class NameIndex:
         self._offsets[self._n + 1:self._n + count + 1] = offsets[1:] - offsets[0] + end
         self._n += count
 
-    def rows(self, names: Sequence[str] | tuple[NDArray[np.uint8], NDArray[np.int64]], *, add: bool = True
+    def rows(self, names: Sequence[str], *, add: bool = True
              ) -> NDArray[np.int64]:
         """The row of each name; with ``add``, names not here are added (in order) as the next rows, else -1."""
         self._settle()
-        data, offsets = names if isinstance(names, tuple) else encode(names)
+        data, offsets = encode(names)
         count = len(offsets) - 1
         out = np.empty(count, dtype=np.int64)
         if count == 0:
