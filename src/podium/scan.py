@@ -85,7 +85,7 @@ class _Scan(Iterator[Matches]):
     def _read_ahead(self, index: NameIndex | None = None) -> tuple[Iterator[Matches], Callable[[], None]]:
         """The batches and what to call after the last: the warning of the skipped records.  Given a League's
         ``index`` (before any batch is read), the players of a Parquet batch are looked up in it as the batch is
-        read (:func:`podium.longform.columns`): the League must then leave the index alone until the last batch
+        read (:func:`podium.longform.complete`): the League must then leave the index alone until the last batch
         is read."""
         if self._batches is None:
             self._batches = _batches(*self._args, self._skipped, index)
