@@ -46,7 +46,7 @@ from numpy.typing import NDArray
 from .match import Match
 from .matches import Matches
 from .thin_links import ThinLink, _thin_links
-from .union_find import UnionFind, _groups, _relabel, _roots, connected_before, link_matches
+from .union_find import UnionFind, _groups, _relabel, _roots, connected_before
 
 __all__ = ["Components", "ThinLink", "UnionFind", "components", "connected_before"]
 
@@ -218,10 +218,9 @@ def components(matches: Matches | Iterable[Match], *, thin: int = 5, min_size: i
     ms, ts, player = packed.match_start, packed.team_start, packed.player
     used = np.zeros(n, dtype=np.bool_)
     used[player] = True
-    parent = np.arange(n, dtype=np.int64)
-    size = np.ones(n, dtype=np.int64)
-    link_matches(ms, ts, player, np.arange(n, dtype=np.int64), parent, size)
-    labels, sizes = _relabel(_roots(parent, n), used)
+    joined = UnionFind(n)
+    joined.join(ms, ts, player, np.arange(n, dtype=np.int64))
+    labels, sizes = _relabel(_roots(joined.parent, n), used)
     if thin == 1:  # any one match merges: the groups are the components
         groups, group_sizes = labels, sizes
     else:

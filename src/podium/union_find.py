@@ -58,28 +58,29 @@ def _union(parent: NDArray[np.int64], size: NDArray[np.int64], a: int, b: int) -
 
 @jit
 def link_matches(match_start: NDArray[np.int64], team_start: NDArray[np.int64], player: NDArray[np.int64],
-                 rows: NDArray[np.int64], parent: NDArray[np.int64], size: NDArray[np.int64]) -> None:
+                 rows: NDArray[np.int64], parent: NDArray[np.int64], size: NDArray[np.int64],
+                 near: NDArray[np.uint8], anchor: NDArray[np.int64]) -> None:
     """Join, in place, all the players of every match: the player in slot ``p`` is node ``rows[player[p]]``.
 
-    Union by size with path compression.  A match whose players all point at one parent (usually the root)
-    is already joined and costs a read per player.
+    Union by size with path compression, and a shortcut for the usual case of a long history, a match among
+    players already in the big component: bit ``x`` of ``near`` (a bitset, ``n / 8`` bytes) is set once node ``x``
+    is known to be in the component of node ``anchor[0]`` (``-1``: none chosen yet).  Components only merge, so
+    a set bit stays true; a match whose players' bits are all set is already joined and costs a bit a player,
+    read from a table that stays in the cache (1.25 MB for ten million players) instead of a random read of
+    ``parent`` each (9 s of the 35 s of the streamed replay of 100 M duels among 10 M players, where every
+    player's ``parent`` is a cache miss).  The anchor moves to a component when that one grows past twice the
+    anchor's (the bits are then cleared), so at most ``log2(n)`` times.
     """
     n_matches = len(match_start) - 1
-    if len(player) == 2 * n_matches:  # at least two teams of one player each: every match is a duel 2m, 2m + 1
-        for m in range(n_matches):
-            a, b = rows[player[2 * m]], rows[player[2 * m + 1]]
-            if parent[a] != parent[b]:
-                _union(parent, size, a, b)
-        return
     for m in range(n_matches):
         p0, p1 = team_start[match_start[m]], team_start[match_start[m + 1]]
-        first = parent[rows[player[p0]]]
-        joined = True
-        for p in range(p0 + 1, p1):
-            if parent[rows[player[p]]] != first:
-                joined = False
+        inside = True
+        for p in range(p0, p1):
+            x = rows[player[p]]
+            if not near[x >> 3] & (1 << (x & 7)):
+                inside = False
                 break
-        if joined:
+        if inside:
             continue
         a = _find(parent, rows[player[p0]])
         for p in range(p0 + 1, p1):
@@ -89,6 +90,17 @@ def link_matches(match_start: NDArray[np.int64], team_start: NDArray[np.int64], 
                     a, b = b, a
                 parent[b] = a
                 size[a] += size[b]
+        if anchor[0] < 0:
+            anchor[0] = rows[player[p0]]
+        home = _find(parent, anchor[0])
+        if home != a:
+            if size[a] <= 2 * size[home]:
+                continue
+            near[:] = 0  # a far larger component: anchor there instead
+            anchor[0] = rows[player[p0]]
+        for p in range(p0, p1):
+            x = rows[player[p]]
+            near[x >> 3] |= 1 << (x & 7)
 
 
 @jit
@@ -130,12 +142,14 @@ class UnionFind:
     known to be well connected (:mod:`podium.thin_links`) and the audit's clusters of accounts and of opponents.
     """
 
-    __slots__ = ("parent", "size", "_pending")
+    __slots__ = ("parent", "size", "near", "anchor", "_pending")
 
     def __init__(self, n: int = 0) -> None:
         """``n`` singletons (more with :meth:`grow`)."""
         self.parent = np.arange(n, dtype=np.int64)
         self.size = np.ones(n, dtype=np.int64)
+        self.near = np.zeros((n + 7) // 8, dtype=np.uint8)  # see link_matches
+        self.anchor = np.full(1, -1, dtype=np.int64)
         self._pending: tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]] | None = None
 
     def grow(self, capacity: int) -> None:
@@ -144,6 +158,12 @@ class UnionFind:
         if capacity > old:
             self.parent = np.concatenate([self.parent, np.arange(old, capacity, dtype=np.int64)])
             self.size = np.concatenate([self.size, np.ones(capacity - old, dtype=np.int64)])
+            self.near = np.concatenate([self.near, np.zeros((capacity + 7) // 8 - len(self.near), dtype=np.uint8)])
+
+    def join(self, match_start: NDArray[np.int64], team_start: NDArray[np.int64], player: NDArray[np.int64],
+             rows: NDArray[np.int64]) -> None:
+        """Join the players of every match now (:func:`link_matches`)."""
+        link_matches(match_start, team_start, player, rows, self.parent, self.size, self.near, self.anchor)
 
     def link(self, packed: Matches, rows: NDArray[np.int64]) -> None:
         """Join the players of every match of ``packed``; ``rows`` maps its player list to nodes.
@@ -158,7 +178,7 @@ class UnionFind:
         if self._pending is not None:
             match_start, team_start, player, rows = self._pending
             self._pending = None
-            link_matches(match_start, team_start, player, rows, self.parent, self.size)
+            self.join(match_start, team_start, player, rows)
 
     def find(self, x: int) -> int:
         """The root of node ``x``'s set."""
