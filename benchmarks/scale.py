@@ -75,7 +75,7 @@ def fixed_width_ids(prefix: str, values: np.ndarray, digits: int) -> Any:
     return pa.LargeStringArray.from_buffers(len(values), pa.py_buffer(offsets), pa.py_buffer(text))
 
 
-def write_history(path: Path, n_matches: int, n_players: int, chunk: int, seed: int) -> float:
+def write_history(path: Path, n_matches: int, n_players: int, chunk: int, seed: int, ids: str = "int") -> float:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -83,7 +83,8 @@ def write_history(path: Path, n_matches: int, n_players: int, chunk: int, seed: 
     skill = rng.normal(size=n_players)
     digits = max(8, len(str(n_players - 1)))
     match_digits = max(10, len(str(n_matches - 1)))
-    schema = pa.schema([("match", pa.large_string()), ("team", pa.int32()), ("player", pa.large_string()),
+    schema = pa.schema([("match", pa.large_string()), ("team", pa.int32()),
+                        ("player", pa.int64() if ids == "int" else pa.large_string()),
                         ("rank", pa.int32()), ("weight", pa.float64()), ("time", pa.float64())])
     began = time.perf_counter()
     with pq.ParquetWriter(path, schema) as writer:
@@ -99,7 +100,8 @@ def write_history(path: Path, n_matches: int, n_players: int, chunk: int, seed: 
             match = np.repeat(np.arange(start, start + m, dtype=np.int64), 2)
             writer.write_table(pa.table({
                 "match": fixed_width_ids("m", match, match_digits), "team": pa.array(np.tile(np.array([0, 1], np.int32), m)),
-                "player": fixed_width_ids("p", who, digits), "rank": pa.array(rank), "weight": pa.array(np.ones(2 * m)),
+                "player": pa.array(who) if ids == "int" else fixed_width_ids("p", who, digits),
+                "rank": pa.array(rank), "weight": pa.array(np.ones(2 * m)),
                 "time": pa.array(match.astype(float)),
             }, schema=schema), row_group_size=2 * m)
     return time.perf_counter() - began
@@ -168,6 +170,8 @@ def main() -> None:
                         help="Matches of the in-memory replay (the first ones of the file).")
     parser.add_argument("--repeat", type=int, default=1, help="Run each replay this many times; medians are shown.")
     parser.add_argument("--breakdown", action="store_true", help="Also time reading and converting alone.")
+    parser.add_argument("--ids", choices=["int", "text"], default="int",
+                        help="Player ids as integers (numeric account ids: the default) or as text (p00000000, ...).")
     parser.add_argument("--dir", type=Path, default=None, help="Where to write the Parquet file (default: a temp dir).")
     parser.add_argument("--keep", type=Path, default=None, help="Use (or write, if absent) this Parquet file.")
     parser.add_argument("--child", choices=["stream", "memory", "read"], help=argparse.SUPPRESS)
@@ -179,8 +183,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
         path = args.keep if args.keep is not None else Path(tmp) / "history.parquet"
         if not path.exists():
-            wrote = write_history(path, args.matches, args.players, min(args.batch, 1_000_000), seed=1)
-            print(f"{args.matches:,} matches among {args.players:,} players written as Parquet in {wrote:.0f} s "
+            wrote = write_history(path, args.matches, args.players, min(args.batch, 1_000_000), seed=1, ids=args.ids)
+            print(f"{args.matches:,} matches among {args.players:,} players ({args.ids} ids) written as Parquet in {wrote:.0f} s "
                   f"({path.stat().st_size / 1e6:,.0f} MB; writer's peak memory "
                   f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:,.0f} MB)")
         in_memory = min(args.in_memory, args.matches)

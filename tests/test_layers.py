@@ -19,7 +19,7 @@ MAX_LINES = 600
 
 # Lowest first; a module may import its own layer (without a cycle) and the layers below, never one above.
 LAYERS: list[tuple[str, str]] = [
-    ("data", r"podium\.(rating|match|matches|tables|names|longform|readahead)"),
+    ("data", r"podium\.(rating|match|matches|tables|names|strings|decimal_ids|longform|readahead)"),
     ("numerics and the ordering engine", r"podium\.(numerics|densities|lattice|luce|windows|gauss_rule|chain|gauss_chain|"
                                          r"ordering|[a-z_]*chain[a-z_]*)"),
     ("kernels", r"podium\.kernels(\.[a-z_]+)?"),

@@ -12,7 +12,8 @@ import pytest
 
 import podium
 from podium import League, Match, Matches, MatchError
-from podium.names import NameIndex, Strings, _find_or_add, _hash, distinct, encode, enlarge
+from podium.names import NameIndex, _find_or_add, _hash, distinct, encode, enlarge
+from podium.strings import Strings
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")

@@ -171,7 +171,7 @@ BAD = [
     ("missing player column", with_(player=None), ["missing ['player']"]),
     ("rank of strings", with_(rank=["0", "1", "1", "0"]), ["'rank'", "type string"]),
     ("weight of strings", with_(weight=["1", "1", "1", "1"]), ["'weight'", "type string"]),
-    ("player of integers", with_(player=[1, 2, 1, 3]), ["'player'", "type int64"]),
+    ("player of floats", with_(player=[1.0, 2.0, 1.0, 3.0]), ["'player'", "type double"]),
     ("time of booleans", with_(time=[True] * 4), ["'time'", "type bool"]),
     ("a player twice", with_(player=["a", "b", "c", "c"]), ["row 3", "'player' 'c'", "'g2'"]),
     ("rank differs in a team", pa.table({"match": ["g1"] * 3, "team": [0, 1, 0], "player": ["a", "b", "c"],

@@ -23,7 +23,8 @@ from .kernels.common import History, most_teams
 from .match import Match, MatchError
 from .matches import Matches
 from .models.base import Model
-from .names import NameIndex, Strings, enlarge, grown
+from .names import NameIndex, enlarge, grown
+from .strings import Strings
 from .numerics import jit
 from .readahead import read_ahead
 from .rating import LeaderboardRow, Rating, leaderboard_rows

@@ -23,7 +23,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .match import MatchError
-from .names import NameIndex, Strings, distinct
+from .names import NameIndex, distinct
+from .strings import Strings
 from .tables import Columns, Problem, _column, _from_arrow, _nulls, _numbers, _pyarrow, _times
 
 __all__ = ["Prepared", "complete", "fast", "prepare"]
@@ -232,8 +233,8 @@ def prepare(table: Any, name: str, run_start: NDArray[np.int64] | None = None) -
         match_col = match_col.cast(pa.large_string())
     if not (pa.types.is_large_string(match_col.type) and pa.types.is_integer(team_col.type)
             and not (pa.types.is_unsigned_integer(team_col.type) and team_col.type.bit_width == 64)
-            and pa.types.is_large_string(player_col.type)):  # (team ids past 2**63: the general code)
-        return None
+            and (pa.types.is_large_string(player_col.type) or pa.types.is_integer(player_col.type))):
+        return None  # (team ids past 2**63: the general code)
     if match_col.null_count or team_col.null_count or player_col.null_count:
         return None
     match_ids = Strings(match_col)

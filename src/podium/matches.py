@@ -19,7 +19,7 @@ from numpy.typing import NDArray
 from . import longform, tables
 from .match import (Match, MatchError, Time, _check_ranks, _check_teams, _check_weights, _is_date, _show, check_errors,
                     format_time, parse_time)
-from .names import Strings
+from .strings import Strings
 
 __all__ = ["Matches"]
 

@@ -15,9 +15,10 @@ the name it points to.  The lookups go in blocks of 128, each stage for the whol
 about 110 ns a lookup among ten million names on the benchmark's machine (20 ns among ten thousand, which stay
 in the cache), where one lookup at a time took two to three times as long.
 
-:class:`Strings` is a read-only sequence of ``str`` held in an Arrow string array (the player and match ids of
-a batch read from Parquet, :func:`podium.scan_matches`), which a League maps through its index without making
-the ``str``.
+:class:`podium.strings.Strings` is a read-only sequence of ``str`` held in Arrow (the player and match ids of a
+batch read from Parquet, :func:`podium.scan_matches`), which a League maps through its index without making the
+``str``.  Where it holds integer ids, the index maps the integers through a table with an entry per integer
+(:mod:`podium.decimal_ids`): one read a lookup, no hashing of digits.
 
 Strings are kept as UTF-8; a Python ``str`` with a lone surrogate (which UTF-8 cannot hold) is kept with the
 ``surrogatepass`` error handler, so it comes back as it went in.
@@ -26,13 +27,16 @@ Strings are kept as UTF-8; a Python ``str`` with a lone surrogate (which UTF-8 c
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Any, overload
+from typing import Any
 
 import numba as nb
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["NameIndex", "Strings", "distinct", "encode", "enlarge", "grown"]
+from . import decimal_ids
+from .strings import Strings
+
+__all__ = ["NameIndex", "distinct", "encode", "enlarge", "grown"]
 
 _EMPTY = -1  # a free slot; a used one holds (23 bits of the name's hash) << 40 | row
 _MAX_LOAD = 0.5
@@ -320,7 +324,8 @@ class NameIndex:
     names costs ~3 ms, a tenth of a million-match Elo replay (``make bench``).
     """
 
-    __slots__ = ("_data", "_offsets", "_n", "_table", "_hashed", "_cache", "_scratch", "_pending")
+    __slots__ = ("_data", "_offsets", "_n", "_table", "_hashed", "_cache", "_scratch", "_pending", "_row_of", "_mapped",
+                 "_no_map")
 
     _CACHE = 65536  # single lookups remembered (rows never change), so that rating("x") in a loop stays cheap
 
@@ -333,6 +338,9 @@ class NameIndex:
         self._cache: dict[str, int] = {}
         self._scratch = np.empty(0, dtype=np.int32)  # for dense
         self._pending: list[str] | None = None  # a fresh index's names, not encoded yet (see the class docstring)
+        self._row_of = np.empty(0, dtype=np.int32)  # integer id -> row (podium.decimal_ids), -1 for none
+        self._mapped = 0  # rows below this are in _row_of where their names are integers
+        self._no_map = False  # a name too large an integer for the map was added: integers go by their digits
 
     def _settle(self) -> None:
         """Encode the pending names into the buffers (before anything reads or grows them)."""
@@ -347,7 +355,7 @@ class NameIndex:
     def nbytes(self) -> int:
         """Memory held (the buffers' capacity)."""
         self._settle()
-        return int(self._data.nbytes + self._offsets.nbytes + self._table.nbytes)
+        return int(self._data.nbytes + self._offsets.nbytes + self._table.nbytes + self._row_of.nbytes)
 
     # -- growth ---------------------------------------------------------------------------------------------
     def _reserve(self, names: int, nbytes: int) -> None:
@@ -399,8 +407,15 @@ class NameIndex:
 
     def rows(self, names: Sequence[str], *, add: bool = True
              ) -> NDArray[np.int64]:
-        """The row of each name; with ``add``, names not here are added (in order) as the next rows, else -1."""
+        """The row of each name; with ``add``, names not here are added (in order) as the next rows, else -1.
+
+        Names held as integers (:attr:`podium.strings.Strings.integers`) go through the integer map where it can
+        hold them (:mod:`podium.decimal_ids`), their digits never hashed.
+        """
         self._settle()
+        values = names.integers if isinstance(names, Strings) else None
+        if values is not None and len(values) and self._can_map(values, add):
+            return self._integer_rows(values, add)
         data, offsets = encode(names)
         count = len(offsets) - 1
         out = np.empty(count, dtype=np.int64)
@@ -416,6 +431,41 @@ class NameIndex:
             self._hashed = self._n
             if first < count:  # the table is at its load limit: double it and go on
                 self._rehash(int(len(self._table) * _MAX_LOAD) + 1)
+        return out
+
+    def _can_map(self, values: NDArray[np.int64], add: bool) -> bool:
+        """Whether the integer map holds ``values`` (made ready: the rows added by name entered, room made)."""
+        lo, hi = int(values.min()), int(values.max())
+        span = max(decimal_ids.MIN_SPAN, decimal_ids.DENSITY * (self._n + (len(values) if add else 0)))
+        if self._no_map or lo < 0 or hi >= span:
+            return False
+        if self._mapped < self._n:  # names added by name since: the integers among them
+            found = decimal_ids.parse(self._data, self._offsets, self._mapped, self._n)
+            rows = np.flatnonzero(found >= 0)
+            if len(rows):
+                top = int(found.max())
+                if top >= span:  # give the map up for good: the digits' lookup finds every name
+                    self._no_map, self._row_of = True, np.empty(0, dtype=np.int32)
+                    return False
+                if top >= len(self._row_of):
+                    enlarge(self, "_row_of", max(top + 1, _grown(len(self._row_of))), -1)
+                self._row_of[found[rows]] = rows + self._mapped
+            self._mapped = self._n
+        if hi >= len(self._row_of):
+            enlarge(self, "_row_of", min(max(hi + 1, _grown(len(self._row_of))), span), -1)
+        return True
+
+    def _integer_rows(self, values: NDArray[np.int64], add: bool) -> NDArray[np.int64]:
+        """:meth:`rows` of integer ids the map holds; the new ones' names are their digits (hashed later)."""
+        out = np.empty(len(values), dtype=np.int64)
+        n, added, _ = decimal_ids.find_or_add(self._row_of, values, self._n, add, out)
+        if len(added):
+            data, offsets = decimal_ids.digits(added)
+            self._reserve(len(added), len(data))
+            end = int(self._offsets[self._n])
+            self._data[end:end + len(data)] = data
+            self._offsets[self._n + 1:n + 1] = offsets[1:] + end
+            self._n = self._mapped = n
         return out
 
     def get(self, name: str) -> int | None:
@@ -447,8 +497,11 @@ class NameIndex:
         if n < self._n:
             if self._hashed > n:
                 _remove_rows(self._table, self._data, self._offsets, n, self._hashed)
+            if self._mapped > n and len(self._row_of):
+                decimal_ids.unmap(self._row_of, decimal_ids.parse(self._data, self._offsets, n, self._mapped), n)
             self._n = n
             self._hashed = min(self._hashed, n)
+            self._mapped = min(self._mapped, n)
             self._cache.clear()
 
     def dense(self, slot_rows: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
@@ -501,87 +554,3 @@ def _split(data: NDArray[np.uint8], offsets: NDArray[np.int64]) -> list[str]:
         text = raw.decode("ascii")
         return [text[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
     return [raw[a:b].decode("utf-8", "surrogatepass") for a, b in zip(bounds[:-1], bounds[1:])]
-
-
-class Strings(Sequence[str]):
-    """A read-only sequence of ``str`` held in a pyarrow string array without nulls (made from Arrow data only).
-
-    Indexing gives ``str``; a slice gives a ``Strings``; it equals a list or tuple of the same strings.
-    """
-
-    __slots__ = ("array", "rows_in")
-
-    def __init__(self, array: Any) -> None:
-        import pyarrow as pa
-
-        if isinstance(array, pa.ChunkedArray):
-            array = array.combine_chunks()
-        if not (pa.types.is_string(array.type) or pa.types.is_large_string(array.type)):
-            array = array.cast(pa.large_string())
-        if array.null_count:
-            raise ValueError("Strings holds no nulls.")
-        self.array = array
-        # (index, rows, names then): the strings' rows in a NameIndex, found as they were read (podium.scan_matches
-        # for a League reading ahead), and how many names the index held after.
-        self.rows_in: tuple[NameIndex, NDArray[np.int64], int] | None = None
-
-    def __len__(self) -> int:
-        return len(self.array)
-
-    @overload
-    def __getitem__(self, i: int) -> str: ...
-    @overload
-    def __getitem__(self, i: slice) -> Strings: ...
-
-    def __getitem__(self, i: int | slice) -> str | Strings:
-        if isinstance(i, slice):
-            start, stop, step = i.indices(len(self.array))
-            if step != 1:
-                return Strings(self.array.take(np.arange(start, stop, step)))
-            return Strings(self.array.slice(start, max(stop - start, 0)))
-        n = len(self.array)
-        j = int(i)
-        if j < 0:
-            j += n
-        if not 0 <= j < n:
-            raise IndexError(f"index {i} out of range for {n} strings")
-        return str(self.array[j].as_py())
-
-    def __iter__(self) -> Iterator[str]:
-        step = 1 << 16
-        for start in range(0, len(self.array), step):
-            yield from self.array.slice(start, step).to_pylist()
-
-    def to_list(self) -> list[str]:
-        return list(self.array.to_pylist())
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, Strings):
-            return bool(self.array.equals(other.array)) or self.to_list() == other.to_list()
-        if isinstance(other, (list, tuple)):
-            return len(other) == len(self) and self.to_list() == list(other)
-        return NotImplemented
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        shown = self.array.slice(0, 5).to_pylist()
-        return f"Strings({shown!r}{' ...' if len(self) > 5 else ''}, {len(self)} strings)"
-
-    def buffers(self) -> tuple[NDArray[np.uint8], NDArray[Any]]:
-        """The UTF-8 bytes and offsets (int32 or int64; ``len(self) + 1`` of them, not necessarily from 0)."""
-        _, offsets_buffer, data_buffer = self.array.buffers()
-        wide = self.array.type.id == _large_string_id()
-        offsets = np.frombuffer(offsets_buffer, dtype=np.int64 if wide else np.int32)
-        offsets = offsets[self.array.offset:self.array.offset + len(self.array) + 1]
-        data = np.frombuffer(data_buffer, dtype=np.uint8) if data_buffer is not None else np.zeros(0, np.uint8)
-        return data, offsets
-
-    def take(self, indices: Any) -> Strings:
-        return Strings(self.array.take(np.asarray(indices, dtype=np.int64)))
-
-
-def _large_string_id() -> int:
-    import pyarrow as pa
-
-    return int(pa.large_string().id)

@@ -7,7 +7,7 @@ column     type                        meaning
 =========  ==========================  ==========================================================
 match      string (or integer)         the match id; a match is a run of rows sharing it
 team       integer (or string)         the team within the match (an id: rows sharing it are a team)
-player     string                      the player id
+player     string (or integer)         the player id (an integer's id is its decimal digits)
 rank       nullable integer            the team's rank, 0 best; null = did not finish
 weight     float (null = 1)            partial play, in (0, 1]
 time       string, number, date/time   ISO-8601 date, a number, or null (unknown)
@@ -306,9 +306,11 @@ def _from_arrow(table: Any, name: str, skipped: list[str] | None) -> Columns:
         raise MatchError(f"{name}: column 'team' must hold integers or strings (team ids within a match). "
                          f"Got type {table.schema.field('team').type}.")
     player_col = _column(table, "player", name)
+    if pa.types.is_integer(player_col.type):  # numeric account ids: the ids are their decimal digits
+        player_col = player_col.cast(pa.large_string())
     if not (_is_text(pa, player_col.type) or pa.types.is_null(player_col.type)):
-        raise MatchError(f"{name}: column 'player' must hold strings (player ids). Got type {table.schema.field('player').type}; "
-                         "cast it to strings first.")
+        raise MatchError(f"{name}: column 'player' must hold strings or integers (player ids). "
+                         f"Got type {table.schema.field('player').type}; cast it to strings first.")
     for column, array in (("team", team_col), ("player", player_col)):
         null = np.flatnonzero(_nulls(array))
         if len(null):
