@@ -83,7 +83,7 @@ def write_history(path: Path, n_matches: int, n_players: int, chunk: int, seed: 
     skill = rng.normal(size=n_players)
     digits = max(8, len(str(n_players - 1)))
     match_digits = max(10, len(str(n_matches - 1)))
-    schema = pa.schema([("match", pa.large_string()), ("team", pa.int32()),
+    schema = pa.schema([("match", pa.int64() if ids == "int" else pa.large_string()), ("team", pa.int32()),
                         ("player", pa.int64() if ids == "int" else pa.large_string()),
                         ("rank", pa.int32()), ("weight", pa.float64()), ("time", pa.float64())])
     began = time.perf_counter()
@@ -99,7 +99,8 @@ def write_history(path: Path, n_matches: int, n_players: int, chunk: int, seed: 
             rank[0::2], rank[1::2] = np.where(first, 0, 1), np.where(first, 1, 0)
             match = np.repeat(np.arange(start, start + m, dtype=np.int64), 2)
             writer.write_table(pa.table({
-                "match": fixed_width_ids("m", match, match_digits), "team": pa.array(np.tile(np.array([0, 1], np.int32), m)),
+                "match": pa.array(match) if ids == "int" else fixed_width_ids("m", match, match_digits),
+                "team": pa.array(np.tile(np.array([0, 1], np.int32), m)),
                 "player": pa.array(who) if ids == "int" else fixed_width_ids("p", who, digits),
                 "rank": pa.array(rank), "weight": pa.array(np.ones(2 * m)),
                 "time": pa.array(match.astype(float)),
@@ -171,7 +172,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1, help="Run each replay this many times; medians are shown.")
     parser.add_argument("--breakdown", action="store_true", help="Also time reading and converting alone.")
     parser.add_argument("--ids", choices=["int", "text"], default="int",
-                        help="Player ids as integers (numeric account ids: the default) or as text (p00000000, ...).")
+                        help="Player and match ids as integers (a game's numeric ids: the default) or as text "
+                             "(p00000000, m0000000000, ...).")
     parser.add_argument("--dir", type=Path, default=None, help="Where to write the Parquet file (default: a temp dir).")
     parser.add_argument("--keep", type=Path, default=None, help="Use (or write, if absent) this Parquet file.")
     parser.add_argument("--child", choices=["stream", "memory", "read"], help=argparse.SUPPRESS)

@@ -158,3 +158,21 @@ def test_a_refused_batch_of_integer_ids_leaves_out_the_players_read_ahead(tmp_pa
     assert late and all(p not in league for p in late)
     league.record(podium.Match([["9001"], [late[0]]]))
     assert league.players == reference.players + ["9001", late[0]] and league.games(late[0]) == 1
+
+
+@pytest.mark.parametrize("kind", [pa.int64(), pa.uint64(), pa.int32()])
+def test_an_integer_match_column_reads_as_its_digits(kind: object) -> None:
+    table = simulated(200, 400, seed=4)
+    numbers = [int(m[1:]) % 150 for m in table.column("match").to_pylist()]  # ids come back for later matches
+    if kind == pa.uint64():
+        numbers = [2 ** 63 + n if n % 2 else n for n in numbers]  # some past int64: read as their digits
+    runs = [n for i, n in enumerate(numbers) if i == 0 or numbers[i - 1] != n]
+    assert len(runs) == 400 and len(set(runs)) < 400  # (a run a match, ids reused)
+    position = table.column_names.index("match")
+    got = Matches.from_arrow(table.set_column(position, "match", pa.array(numbers, type=kind)))
+    want = Matches.from_arrow(table.set_column(position, "match", pa.array([str(n) for n in numbers])))
+    assert same(got, want) and [m.id for m in got] == [str(n) for n in runs]
+    if kind == pa.int64():  # read by the fast way, which holds the ids as integers
+        from podium import longform
+
+        assert longform.fast(table.set_column(position, "match", pa.array(numbers, type=kind)), "t") is not None

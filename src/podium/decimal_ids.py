@@ -20,8 +20,8 @@ from numpy.typing import NDArray
 
 __all__ = ["DENSITY", "MIN_SPAN", "digits", "find_or_add", "parse", "unmap"]
 
-DENSITY = 4  # a map up to this many entries a player ...
-MIN_SPAN = 1 << 20  # ... or this many, whichever is more (4 MB of int32)
+DENSITY = 4  # a map up to this many entries a player (or a slot of the batch being looked up) ...
+MIN_SPAN = 1 << 24  # ... or this many, whichever is more (64 MB of int32, made only as far as the ids go)
 _MAX_DIGITS = 18  # below 10**18 < 2**63: no overflow while parsing
 
 _jit = nb.njit(cache=True, nogil=True)

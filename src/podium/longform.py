@@ -229,18 +229,21 @@ def prepare(table: Any, name: str, run_start: NDArray[np.int64] | None = None) -
         match_col, team_col, player_col = (_column(table, c, name) for c in ("match", "team", "player"))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, MatchError):
         return None
-    if pa.types.is_integer(match_col.type):
-        match_col = match_col.cast(pa.large_string())
-    if not (pa.types.is_large_string(match_col.type) and pa.types.is_integer(team_col.type)
+    if not ((pa.types.is_large_string(match_col.type) or pa.types.is_integer(match_col.type))
+            and pa.types.is_integer(team_col.type)
             and not (pa.types.is_unsigned_integer(team_col.type) and team_col.type.bit_width == 64)
             and (pa.types.is_large_string(player_col.type) or pa.types.is_integer(player_col.type))):
         return None  # (team ids past 2**63: the general code)
     if match_col.null_count or team_col.null_count or player_col.null_count:
         return None
-    match_ids = Strings(match_col)
-    match_data, match_offsets = match_ids.buffers()
+    if pa.types.is_uint64(match_col.type) and Strings(match_col).integers is None:
+        match_col = match_col.cast(pa.large_string())  # (ids past 2**63: as their digits)
     if run_start is None or len(run_start) == 0 or run_start[0] != 0:
-        run_start = _runs(match_offsets, match_data)
+        numbers = Strings(match_col).integers  # integer ids (held as such, their digits made only if read)
+        if numbers is not None:
+            run_start = np.r_[0, np.flatnonzero(numbers[1:] != numbers[:-1]) + 1].astype(np.int64)
+        else:
+            run_start = _runs(*reversed(Strings(match_col).buffers()))
     team = np.asarray(team_col.cast(pa.int64()).to_numpy(zero_copy_only=False), dtype=np.int64)
     player_ids = Strings(player_col)
     n_rows = table.num_rows

@@ -214,7 +214,8 @@ def _prepared_tables(path: Path, batch_size: int) -> Iterator[tuple[Any, longfor
         # A reader a row group: one reader over the whole file keeps memory from every row group it read
         # (pyarrow 26: 25 MB a row group of 2,000,000 rows).
         for group in range(file.num_row_groups):
-            yield from file.iter_batches(batch_size=max(65_536, batch_size), row_groups=[group], columns=wanted)
+            # Two rows a match at least, so that most batches lie within one record batch, not copied to be cut.
+            yield from file.iter_batches(batch_size=max(65_536, 2 * batch_size), row_groups=[group], columns=wanted)
 
     for record_batch in record_batches():
         piece = pa.Table.from_batches([record_batch])

@@ -214,7 +214,8 @@ def from_arrow(table: Any, *, errors: str = "raise", name: str = "table") -> Col
 def _column(table: Any, column: str, name: str) -> Any:
     """A column as one Arrow array: dictionaries decoded, strings as large_string."""
     pa = _pyarrow()
-    array = table.column(column).combine_chunks()
+    chunks = table.column(column)
+    array = chunks.chunk(0) if chunks.num_chunks == 1 else chunks.combine_chunks()  # (which copies even one chunk)
     if pa.types.is_dictionary(array.type):
         array = array.dictionary_decode()
     if pa.types.is_string(array.type) or getattr(pa.types, "is_string_view", lambda t: False)(array.type):

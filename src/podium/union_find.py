@@ -19,6 +19,7 @@ from numpy.typing import NDArray
 
 from .matches import Matches
 from .kernels.common import most_teams
+from .names import enlarge
 from .numerics import jit
 
 __all__ = ["UnionFind", "connected_before", "link_matches"]
@@ -82,14 +83,21 @@ def link_matches(match_start: NDArray[np.int64], team_start: NDArray[np.int64], 
                 break
         if inside:
             continue
-        a = _find(parent, rows[player[p0]])
-        for p in range(p0 + 1, p1):
-            b = _find(parent, rows[player[p]])
-            if a != b:  # _union inlined: a stays the root of the joined set
+        # The roots: a player whose bit is set is in the anchor's set, found once (its path is kept short).
+        home = _find(parent, anchor[0]) if anchor[0] >= 0 else -1
+        a = -1
+        for p in range(p0, p1):
+            x = rows[player[p]]
+            b = home if near[x >> 3] & (1 << (x & 7)) else _find(parent, x)
+            if a < 0:
+                a = b
+            elif a != b:  # _union inlined: a stays the root of the joined set
                 if size[a] < size[b]:
                     a, b = b, a
                 parent[b] = a
                 size[a] += size[b]
+                if b == home:
+                    home = a
         if anchor[0] < 0:
             anchor[0] = rows[player[p0]]
         home = _find(parent, anchor[0])
@@ -155,10 +163,11 @@ class UnionFind:
     def grow(self, capacity: int) -> None:
         """Hold at least ``capacity`` nodes; the new ones are singletons."""
         old = len(self.parent)
-        if capacity > old:
-            self.parent = np.concatenate([self.parent, np.arange(old, capacity, dtype=np.int64)])
-            self.size = np.concatenate([self.size, np.ones(capacity - old, dtype=np.int64)])
-            self.near = np.concatenate([self.near, np.zeros((capacity + 7) // 8 - len(self.near), dtype=np.uint8)])
+        if capacity > old:  # (in place, as a League's state: podium.names.enlarge)
+            enlarge(self, "parent", capacity)
+            self.parent[old:] = np.arange(old, capacity, dtype=np.int64)
+            enlarge(self, "size", capacity, 1)
+            enlarge(self, "near", (capacity + 7) // 8, 0)
 
     def join(self, match_start: NDArray[np.int64], team_start: NDArray[np.int64], player: NDArray[np.int64],
              rows: NDArray[np.int64]) -> None:
