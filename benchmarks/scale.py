@@ -4,44 +4,52 @@
     python benchmarks/scale.py --matches 2000000 --players 200000   # a try at a smaller scale
 
 The history is simulated in chunks (one-on-one games among ``--players`` players with fixed skills, Gaussian
-performances; player ids ``p00000000``, ...) and written as Parquet in podium's long form, a row group per chunk,
-so that the writer holds one chunk (under 2 GB at any size).  Each replay runs in a process of its own, so
-that its peak resident memory (``ru_maxrss``) is its own; Elo with ``keep_history=False`` in both:
+performances) and written as Parquet in podium's long form, a row group per chunk, so that the writer holds one
+chunk (under 2 GB at any size).  Match and player ids are integers by default, as a large game's are (a player's
+id is then its decimal digits, and a League maps the integers straight to rows: ``podium.decimal_ids``);
+``--ids text`` writes ``m0000000000`` and ``p00000000`` instead, looked up by hashing.  Each replay runs in a
+process of its own, so that its peak resident memory (``ru_maxrss``) is its own; Elo with ``keep_history=False``
+in both:
 
 * streaming: ``League.record_many(podium.scan_matches(path, batch_size=--batch))`` over the whole file;
 * in memory: the first ``--in-memory`` matches of the same file (the same population, a history that fits) read
   into one ``Matches`` first, then ``League.record_many(matches)`` timed alone (and, for reference, with the read).
+  The timed part leaves out what the read did (every player id looked up once) and the league's components
+  (joined on their first read), both of which the streamed replay does as it goes.
 
 Printed: matches/s of both, their ratio (the target: streaming at least 0.75 of in memory), the streaming
 process's peak memory (target: under 2,000 MB), and the time for 1,000,000,000 matches projected from the
-streaming rate.  ``--breakdown`` also times reading and converting the batches alone (one more pass).
+streaming rate.  ``--breakdown`` also times reading and converting the batches and looking their players up,
+alone (one more pass).
 
-Measured on the development machine (2 cores shared with other jobs, 23 GB; Thu 26 Nov 2026) with
+Measured on the development machine (2 cores shared with other jobs, 23 GB; Thu 26 Nov 2026, afternoon) with
 ``python benchmarks/scale.py --repeat 3 --breakdown --dir /tmp/scale`` (the defaults: 100,000,000 matches among
-10,000,000 players, batches of 250,000; medians of three runs, each replay in a process of its own)::
+10,000,000 players, integer ids, batches of 250,000; medians of three runs, each replay in a process of its
+own)::
 
-    100,000,000 matches among 10,000,000 players written as Parquet in 37 s (2,873 MB; writer's peak memory 304 MB)
-    in memory (10,000,000 matches, 8,647,399 players, read first): 8,099,907 matches/s for the replay alone (1.2 s),
-        730,694 with the read; peak memory 5,542 MB
-    streaming (100,000,000 matches, 10,000,000 players, batches of 250,000): 2,857,955 matches/s (35.0 s),
-        peak memory 1,806 MB (target under 2,000 MB: met)
-    streaming / in memory: 0.35 (target at least 0.75: NOT met); runs: stream [34.9, 35.1, 35.0] s,
-        in memory [1.2, 1.2, 1.2] s
-    reading and converting the batches alone: 15.2 s (6,568,710 matches/s)
-    projected for 1,000,000,000 matches at the streaming rate: 6 min
+    100,000,000 matches among 10,000,000 players (int ids) written as Parquet in 37 s (2,595 MB; writer's peak memory 308 MB)
+    in memory (10,000,000 matches, 8,647,399 players, read first): 3,743,485 matches/s for the replay alone (2.7 s),
+        514,087 with the read; peak memory 5,393 MB
+    streaming (100,000,000 matches, 10,000,000 players, batches of 250,000): 3,956,182 matches/s (25.3 s),
+        peak memory 1,361 MB (target under 2,000 MB: met)
+    streaming / in memory: 1.06 (target at least 0.75: met); runs: stream [25.6, 24.8, 25.3] s,
+        in memory [2.4, 3.1, 2.7] s
+    reading and converting the batches and looking their players up, alone: 12.6 s (7,912,145 matches/s)
+    projected for 1,000,000,000 matches at the streaming rate: 4 min
 
-The in-memory replay's speed varies most between sessions on this machine: the same code measured 4,119,085
-matches/s (2.4, 2.5, 2.4 s) an hour earlier, streaming then 2,750,872 (36.4 s, ratio 0.67).  Before the compact
-player index and the fast Parquet path, at 2,000,000 matches among 200,000 players (``--batch 250000``),
-streaming ran at 0.78 M matches/s with an 859 MB peak; it now runs at 4.7 M matches/s (724 MB), against 50 M
-matches/s for the in-memory replay, whose 200,000 players stay in the cache.
+The same machine is up to twice as fast at other hours, the in-memory replay more than the rest: the morning
+before these changes, it ran the in-memory replay at 8.1 M matches/s (1.2 s) and streamed the text ids in 35 s.
+With text ids (``--ids text``, one run), streaming ran at 2,042,009 matches/s (49.0 s, peak 1,760 MB) against
+4,202,277 in memory: 0.49, the target not met that way.
 
-Where the streaming time goes (about 1.7 of the 2 cores busy): the ids of 200,000,000 player slots are looked
-up among ten million names, about 110 ns each in a 268 MB table (memory latency, 23 s of CPU); the Elo replay
-and the union-find of the league's components (which the in-memory timing does not include: it joins the last
-batch on the first read) take about 10 and 9 s on the main thread; Parquet decoding and cutting the batches the
-rest.  The in-memory replay looks no name up at all (a fresh league appends its players' names).  Reaching 0.75
-needs the lookups gone: integer player ids end to end (the design's other way), not faster hashing.
+Where the streaming time goes (timers around the League's steps, one run): the main thread
+replays (about 17 s of Elo, at the in-memory replay's speed per match), joins the components (about 6 s, most
+of it while the big component forms: afterwards a match among its members costs two bits, ``podium.union_find``)
+and grows the state (about 1 s); the reader's two threads decode the Parquet (about 10 s of CPU: the match ids'
+and times' columns most), cut the batches and map the players (about 20 s more), on the other core.  Before
+this session the ids were text: every player slot was a hash lookup among ten million names (~110 ns, 23 s of
+CPU), and the union-find read two random ``parent`` entries a match (9 s on the main thread); streaming ran at
+0.35-0.67 of the in-memory replay.
 """
 
 from __future__ import annotations
@@ -123,10 +131,13 @@ def replay(path: str, how: str, batch: int, in_memory: int) -> dict[str, float]:
         began = time.perf_counter()
         league.record_many(podium.scan_matches(path, batch_size=batch))
         out["seconds"] = time.perf_counter() - began
-    elif how == "read":  # reading and converting the batches alone
+    elif how == "read":  # reading and converting the batches, their players looked up, alone
+        from podium.names import NameIndex
+
         began = time.perf_counter()
         n = 0
-        for part in podium.scan_matches(path, batch_size=batch):
+        parts, _ = podium.scan_matches(path, batch_size=batch)._read_ahead(NameIndex())  # (as a League reads)
+        for part in parts:
             n += len(part)
         out["seconds"] = time.perf_counter() - began
         out["matches"] = n
@@ -214,7 +225,7 @@ def main() -> None:
                  f"{[round(r['seconds'], 1) for r in memories]} s" if args.repeat > 1 else ""))
         if args.breakdown:
             read = child(path, "read", args.batch, in_memory)
-            print(f"reading and converting the batches alone: {read['seconds']:.1f} s "
+            print(f"reading and converting the batches and looking their players up, alone: {read['seconds']:.1f} s "
                   f"({read['matches'] / read['seconds']:,.0f} matches/s)")
         print(f"projected for 1,000,000,000 matches at the streaming rate: {1e9 / rate / 60:,.0f} min")
 
