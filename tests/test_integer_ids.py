@@ -135,6 +135,11 @@ def test_streaming_integer_ids_rates_as_their_digits(tmp_path: Path) -> None:
         assert ints.leaderboard(top=5) == text.leaderboard(top=5)
         assert ints.games("17") == text.games("17") > 0
         assert len(ints._players._row_of) > 0 and len(text._players._row_of) == 0  # (the map was the way)
+        # The components, joined on a thread of their own while streaming, as a league given the whole history.
+        whole = League(podium.Elo(), known).record_many(Matches.from_arrow(numbered(table)))
+        mine, theirs = ints.components(), whole.components()
+        assert mine.sizes.tolist() == theirs.sizes.tolist()
+        assert {p: mine.component_of(p) for p in whole.players} == {p: theirs.component_of(p) for p in whole.players}
 
 
 def test_a_refused_batch_of_integer_ids_leaves_out_the_players_read_ahead(tmp_path: Path) -> None:

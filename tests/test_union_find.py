@@ -91,3 +91,31 @@ def test_the_anchor_moves_to_a_component_grown_past_twice_its_size() -> None:
     assert marked and marked <= set(range(2, 9)) and not marked & {0, 1}
     join(1, 5)  # the old anchor's pair joins: marks stay true
     assert found.labels(20)[1][0] == 9
+
+
+def test_joining_behind_gives_the_same_components_and_raises_in_turn() -> None:
+    from types import SimpleNamespace
+
+    from podium.union_find import JoinBehind
+
+    rng = np.random.default_rng(4)
+    direct, behind = UnionFind(0), UnionFind(0)
+    joiner = JoinBehind(behind, depth=1)
+    for size in (5, 40, 200, 60):  # duels among a growing population, batch by batch
+        pairs = rng.integers(0, size, size=(size, 2))
+        pairs = pairs[pairs[:, 0] != pairs[:, 1]]
+        batch = SimpleNamespace(match_start=np.arange(0, 2 * len(pairs) + 1, 2, dtype=np.int64),
+                                team_start=np.arange(2 * len(pairs) + 1, dtype=np.int64),
+                                player=pairs.reshape(-1).astype(np.int64))
+        rows = np.arange(size, dtype=np.int64)
+        direct.grow(size)
+        direct.link(batch, rows)  # type: ignore[arg-type]
+        joiner.put(batch, rows, size)
+    joiner.close()
+    assert partition_of(behind, 200) == partition_of(direct, 200)
+    # An error in the thread comes out of the next put (or close), not lost.
+    failing = JoinBehind(UnionFind(3))
+    failing.put(SimpleNamespace(), np.arange(3, dtype=np.int64), 3)  # (no arrays: fails when joined, a batch later)
+    failing.put(SimpleNamespace(), np.arange(3, dtype=np.int64), 3)
+    with pytest.raises(AttributeError):
+        failing.close()

@@ -28,6 +28,7 @@ from .strings import Strings
 from .numerics import jit
 from .readahead import read_ahead
 from .rating import LeaderboardRow, Rating, leaderboard_rows
+from .union_find import JoinBehind
 
 __all__ = ["League", "LeaderboardRow", "PlayerState", "Trajectory"]
 
@@ -150,6 +151,7 @@ class League:
         # each batch's log-likelihoods, or (for models that defer them) the function that computes them
         self._loglik: list[NDArray[np.float64] | Callable[[], NDArray[np.float64]]] = []
         self._linked = UnionFind()  # who is connected to whom through the recorded matches, by state row
+        self._join_behind: JoinBehind | None = None  # while streaming: the union-find joins on a thread of its own
         for name, rating in (ratings or {}).items():
             if not isinstance(name, str):
                 raise TypeError(f"'ratings' must map player ids (str) to podium.Rating. Got the key {name!r}.")
@@ -212,7 +214,8 @@ class League:
             enlarge(st, "games", size, 0)
             enlarge(st, "last_time", size, np.nan)
             enlarge(st, "extra", size, self.model._extra_prior)
-            self._linked.grow(len(st.mu))
+            if self._join_behind is None:  # (else the joining thread grows it)
+                self._linked.grow(len(st.mu))
 
     # -- recording ------------------------------------------------------------------------------------
     def record(self, match: Match) -> dict[str, Rating]:
@@ -297,6 +300,8 @@ class League:
             return batch
 
         prepared: Generator[Matches, None, None] = read_ahead(batches, prepare)
+        self._join_behind = JoinBehind(self._linked)
+        failed = False
         bar: Any = None
         committed = len(self._players)  # names after the players of the batch being replayed, if read with them
         replayed = hinted = False
@@ -317,6 +322,7 @@ class League:
                 if bar is not None:
                     bar.advance(task, len(batch))
         except BaseException:
+            failed = True
             prepared.close()  # the reader has stopped: forget the players it added for batches not replayed
             if hinted or not replayed:
                 self._players.truncate(committed)
@@ -324,6 +330,9 @@ class League:
             raise
         finally:
             prepared.close()
+            joined, self._join_behind = self._join_behind, None
+            joined.close(check=not failed)
+            self._linked.grow(len(self._state.mu))
             if bar is not None:
                 bar.stop()
 
@@ -336,7 +345,10 @@ class League:
 
     def _replay(self, packed: Matches) -> None:
         rows = self._rows(packed)
-        self._linked.link(packed, rows)
+        if self._join_behind is not None:
+            self._join_behind.put(packed, rows, len(self._state.mu))
+        else:
+            self._linked.link(packed, rows)
         if not self.keep_history:
             self.model._replay(packed, rows, self._state, None, None)
             self._n_matches += len(packed)
