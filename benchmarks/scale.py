@@ -28,13 +28,13 @@ Measured on the development machine (2 cores shared with other jobs, 23 GB; Thu 
 own)::
 
     100,000,000 matches among 10,000,000 players (int ids) written as Parquet in 37 s (2,595 MB; writer's peak memory 308 MB)
-    in memory (10,000,000 matches, 8,647,399 players, read first): 3,743,485 matches/s for the replay alone (2.7 s),
-        514,087 with the read; peak memory 5,393 MB
-    streaming (100,000,000 matches, 10,000,000 players, batches of 250,000): 3,956,182 matches/s (25.3 s),
-        peak memory 1,361 MB (target under 2,000 MB: met)
-    streaming / in memory: 1.06 (target at least 0.75: met); runs: stream [25.6, 24.8, 25.3] s,
-        in memory [2.4, 3.1, 2.7] s
-    reading and converting the batches and looking their players up, alone: 12.6 s (7,912,145 matches/s)
+    in memory (10,000,000 matches, 8,647,399 players, read first): 4,125,972 matches/s for the replay alone (2.4 s),
+        577,635 with the read; peak memory 5,228 MB
+    streaming (100,000,000 matches, 10,000,000 players, batches of 250,000): 4,703,345 matches/s (21.3 s),
+        peak memory 1,452 MB (target under 2,000 MB: met)
+    streaming / in memory: 1.14 (target at least 0.75: met); runs: stream [21.3, 20.4, 22.5] s,
+        in memory [2.5, 2.4, 2.4] s
+    reading and converting the batches and looking their players up, alone: 12.9 s (7,765,412 matches/s)
     projected for 1,000,000,000 matches at the streaming rate: 4 min
 
 The same machine is up to twice as fast at other hours, the in-memory replay more than the rest: the morning
@@ -42,11 +42,11 @@ before these changes, it ran the in-memory replay at 8.1 M matches/s (1.2 s) and
 With text ids (``--ids text``, one run), streaming ran at 2,042,009 matches/s (49.0 s, peak 1,760 MB) against
 4,202,277 in memory: 0.49, the target not met that way.
 
-Where the streaming time goes (timers around the League's steps, one run): the main thread
-replays (about 17 s of Elo, at the in-memory replay's speed per match), joins the components (about 6 s, most
-of it while the big component forms: afterwards a match among its members costs two bits, ``podium.union_find``)
-and grows the state (about 1 s); the reader's two threads decode the Parquet (about 10 s of CPU: the match ids'
-and times' columns most), cut the batches and map the players (about 20 s more), on the other core.  Before
+Where the streaming time goes (timers around the League's steps, one run; about 41 s of CPU in 22 s): the
+main thread replays (about 20 s of Elo, at the in-memory replay's speed per match, which is now the bound);
+a thread of its own joins the components a batch behind (about 6-8 s, most of it while the big component forms:
+afterwards a match among its members costs two bits, ``podium.union_find``); the reader's two threads decode
+the Parquet (about 10 s of CPU: the match ids' and times' columns most), cut the batches and map the players.  Before
 this session the ids were text: every player slot was a hash lookup among ten million names (~110 ns, 23 s of
 CPU), and the union-find read two random ``parent`` entries a match (9 s on the main thread); streaming ran at
 0.35-0.67 of the in-memory replay.
