@@ -22,14 +22,16 @@ pa = pytest.importorskip("pyarrow")
 
 
 # -- the index -------------------------------------------------------------------------------------------------
-TEXT = ["ann", "0", "7", "12", "007", "-3", "+4", " 5", "1e3", "123456789012345678901", "99999999999", "12x"]
+TEXT = ["ann", "0", "7", "12", "007", "-3", "-0", "-03", "+4", " 5", "1e3", "123456789012345678901", "99999999999", "12x",
+        "9223372036854775807", "9223372036854775808", "-9223372036854775808", "-9223372036854775809"]
+EDGES = [-2 ** 63, 2 ** 63 - 1, -3, 99_999_999_999, 10 ** 18, 1234567890123456789]
 INTEGER_TYPES = [pa.int64(), pa.int32(), pa.uint16(), pa.uint64(), pa.int8()]
 
 ops = st.one_of(
     st.tuples(st.just("text"), st.lists(st.sampled_from(TEXT) | st.integers(0, 40).map(str), max_size=12)),
     st.tuples(st.just("ints"), st.lists(st.integers(0, 40), max_size=12), st.sampled_from(INTEGER_TYPES)),
-    st.tuples(st.just("ints"), st.lists(st.integers(-5, 40) | st.just(99_999_999_999), max_size=6),
-              st.just(pa.int64())),  # negatives and one past the map's reach: looked up by their digits
+    st.tuples(st.just("ints"), st.lists(st.integers(-5, 40) | st.sampled_from(EDGES), max_size=6),
+              st.just(pa.int64())),  # negatives, and ids as far apart as int64 goes
     st.tuples(st.just("probe"), st.lists(st.integers(0, 60), max_size=6)),
     st.tuples(st.just("truncate"), st.integers(0, 60)),
 )
@@ -64,25 +66,30 @@ def test_integers_and_their_digits_are_one_player(script: list[tuple], fresh_lis
     assert index.to_list() == list(want)
 
 
-def test_the_map_is_given_up_for_a_name_far_past_its_reach() -> None:
+def test_sparse_64_bit_ids_and_their_digits_are_one_player() -> None:
+    steam = [76561197960265728 + k * 7919 for k in range(5)]  # ids far from 0 and from each other
     index = NameIndex()
-    assert index.rows(Strings(pa.array([3, 1, 3]))).tolist() == [0, 1, 0]
-    assert len(index._row_of) >= 4 and not index._no_map
-    index.rows([str(10 ** 15)])  # as text: an integer the map cannot hold
-    assert index.rows(Strings(pa.array([1, 10 ** 15, 8]))).tolist() == [1, 2, 3]  # (by their digits: too far)
-    assert index.rows(Strings(pa.array([8, 3]))).tolist() == [3, 0] and index.to_list() == ["3", "1", str(10 ** 15), "8"]
-    assert index._no_map  # the name 10**15 came in: from then on every integer goes by its digits
+    assert index.rows(Strings(pa.array(steam[:3], type=pa.uint64()))).tolist() == [0, 1, 2]
+    assert index.rows([str(steam[1]), str(steam[4]), "ann"]).tolist() == [1, 3, 4]  # by text: the same players
+    assert index.rows(Strings(pa.array([steam[4], steam[3], -1, steam[0]]))).tolist() == [3, 5, 6, 0]
+    index.truncate(5)  # forgets steam[3] and -1 (rows 5, 6) from both tables
+    assert index.rows(Strings(pa.array([-1, steam[3]])), add=False).tolist() == [-1, -1]
+    assert index.get(str(steam[3])) is None and index.to_list()[3:] == [str(steam[4]), "ann"]
+    big = Strings(pa.array([2 ** 63 + 5], type=pa.uint64()))  # past int64: by its digits
+    assert big.integers is None and index.rows(big).tolist() == [5] and index.get(str(2 ** 63 + 5)) == 5
 
 
 def test_digits_and_parse_are_inverse() -> None:
-    values = np.array([0, 7, 10, 99, 100, 123456789, 10 ** 17, 10 ** 18 - 1], dtype=np.int64)
+    values = np.array([0, 7, 10, 99, 100, 123456789, 10 ** 17, 10 ** 18 - 1, 2 ** 63 - 1, -1, -10, -2 ** 63],
+                      dtype=np.int64)
     data, offsets = decimal_ids.digits(values)
     assert [data[a:b].tobytes().decode() for a, b in zip(offsets[:-1], offsets[1:])] == [str(v) for v in values]
-    assert decimal_ids.parse(data, offsets, 0, len(values)).tolist() == values.tolist()
-    bad = ["", "01", "-1", "1 ", "1" * 19, "x"]
+    found, ok = decimal_ids.parse(data, offsets, 0, len(values))
+    assert found.tolist() == values.tolist() and ok.all()
+    bad = ["", "01", "-0", "-", "+1", "1 ", "9" * 19, str(2 ** 63), str(-2 ** 63 - 1), "1" * 20, "x"]
     encoded = [s.encode() for s in bad]
     off = np.r_[0, np.cumsum([len(e) for e in encoded])].astype(np.int64)
-    assert decimal_ids.parse(np.frombuffer(b"".join(encoded), np.uint8), off, 0, len(bad)).tolist() == [-1] * len(bad)
+    assert not decimal_ids.parse(np.frombuffer(b"".join(encoded), np.uint8), off, 0, len(bad))[1].any()
 
 
 # -- tables and streaming --------------------------------------------------------------------------------------
@@ -134,7 +141,7 @@ def test_streaming_integer_ids_rates_as_their_digits(tmp_path: Path) -> None:
         np.testing.assert_array_equal(ints.log_likelihoods, text.log_likelihoods)
         assert ints.leaderboard(top=5) == text.leaderboard(top=5)
         assert ints.games("17") == text.games("17") > 0
-        assert len(ints._players._row_of) > 0 and len(text._players._row_of) == 0  # (the map was the way)
+        assert ints._players._int_count > 0 and text._players._int_count == 0  # (the integer table was the way)
         # The components, joined on a thread of their own while streaming, as a league given the whole history.
         whole = League(podium.Elo(), known).record_many(Matches.from_arrow(numbered(table)))
         mine, theirs = ints.components(), whole.components()

@@ -1,15 +1,16 @@
-"""Integer player ids for :class:`podium.names.NameIndex`: a direct map from the integer to its row.
+"""Integer player ids for :class:`podium.names.NameIndex`: a hash table from the integer itself to its row.
 
 A player id is a string; a column of integers (a game's account ids) names the players whose ids are the
-integers' decimal digits.  Looking those up by hashing their digits costs a random read of a hash table and one
-of the name it points to (about 110 ns among ten million players); a table with an entry per integer costs one
-read, and the reads of many lookups overlap.  The index keeps such a map while the integers stay small next to
-the number of players (:data:`DENSITY`), and otherwise looks the digits up as any name.
+integers' decimal digits.  Looking those up by hashing their digits reads a random slot of the string table,
+then the offsets and the bytes of the name it points to (about 110 ns among ten million players).  This table
+keeps the integer beside its row, so that a lookup reads one slot (a cache line), and the reads of a block of
+lookups overlap.  Any ``int64`` goes: account ids need not be small or dense.
 
-The map and the names agree both ways: a name added as a string that is an integer's canonical decimal form
-(no sign, no leading zero) is entered in the map before the next integer lookup (:func:`parse`), and an integer
-added through the map gets its digits as its name (:func:`digits`), hashed into the string table before the
-next lookup by string.
+The table and the names agree both ways: a name added as text that is an integer's canonical decimal form
+(``0``, or an optional ``-`` and digits without a leading zero, within ``int64``: :func:`parse`) is entered before
+the next integer lookup, and an integer added through the table gets its digits as its name (:func:`digits`),
+hashed into the string table before the next lookup by text.  Rows enter in row order and leave latest first
+(:func:`remove`), which with linear probing leaves the table as it was before they came.
 """
 
 from __future__ import annotations
@@ -18,93 +19,149 @@ import numba as nb
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["DENSITY", "MIN_SPAN", "digits", "find_or_add", "parse", "unmap"]
+__all__ = ["MAX_LOAD", "digits", "find_or_add", "insert", "new_table", "parse", "remove"]
 
-DENSITY = 4  # a map up to this many entries a player (or a slot of the batch being looked up) ...
-MIN_SPAN = 1 << 24  # ... or this many, whichever is more (64 MB of int32, made only as far as the ids go)
-_MAX_DIGITS = 18  # below 10**18 < 2**63: no overflow while parsing
+MAX_LOAD = 0.7  # entries per slot at most (a slot is 16 bytes: 268 MB for ten million ids)
+_EMPTY = -1  # the row of a free slot
 
 _jit = nb.njit(cache=True, nogil=True)
 
 
-@_jit
-def digits(values: NDArray[np.int64]) -> tuple[NDArray[np.uint8], NDArray[np.int64]]:
-    """The decimal digits of the non-negative ``values``, as UTF-8 bytes in one buffer and their offsets."""
-    n = len(values)
-    offsets = np.empty(n + 1, dtype=np.int64)
-    offsets[0] = 0
-    for i in range(n):
-        v = values[i]
-        k = 1
-        while v >= 10:
-            v //= 10
-            k += 1
-        offsets[i + 1] = offsets[i] + k
-    data = np.empty(offsets[n], dtype=np.uint8)
-    for i in range(n):
-        v = values[i]
-        j = offsets[i + 1] - 1
-        while True:
-            data[j] = 48 + v % 10
-            v //= 10
-            j -= 1
-            if v == 0:
-                break
-    return data, offsets
+def new_table(size: int) -> NDArray[np.int64]:
+    """An empty table of ``size`` slots (a power of two), each ``(integer, row)``."""
+    return np.full(2 * size, _EMPTY, dtype=np.int64)
 
 
 @_jit
-def parse(data: NDArray[np.uint8], offsets: NDArray[np.int64], start: int, stop: int) -> NDArray[np.int64]:
-    """For rows ``start .. stop - 1`` of a name buffer, the integer each name is the canonical decimal form of
-    (``0`` or digits without a leading zero, at most 18 of them), or -1."""
-    out = np.full(stop - start, -1, dtype=np.int64)
-    for r in range(start, stop):
-        a, b = offsets[r], offsets[r + 1]
-        if b <= a or b - a > _MAX_DIGITS or (data[a] == 48 and b - a > 1):
-            continue
-        v = 0
-        ok = True
-        for i in range(a, b):
-            d = data[i]
-            if d < 48 or d > 57:
-                ok = False
-                break
-            v = v * 10 + (d - 48)
-        if ok:
-            out[r - start] = v
-    return out
+def _slot(value: int, mask: int) -> np.int64:
+    """The home slot of ``value``: the MurmurHash3 finalizer (consecutive ids land far apart)."""
+    h = np.uint64(value)
+    h ^= h >> np.uint64(33)
+    h *= np.uint64(0xFF51AFD7ED558CCD)
+    h ^= h >> np.uint64(33)
+    h *= np.uint64(0xC4CEB9FE1A85EC53)
+    h ^= h >> np.uint64(33)
+    return np.int64(h & np.uint64(mask))
 
 
 @_jit
-def find_or_add(row_of: NDArray[np.int32], values: NDArray[np.int64], n: int, add: bool, out: NDArray[np.int64]
+def find_or_add(table: NDArray[np.int64], values: NDArray[np.int64], n: int, add: bool, out: NDArray[np.int64]
                 ) -> tuple[int, NDArray[np.int64], int]:
-    """Each value's row through ``row_of`` (-1: none) into ``out``; with ``add``, a value not there gets row ``n``
-    (then ``n + 1``, ...).  Returns the number of names after, the values added (in order), and a sum of the
-    early reads for the caller to drop (so that they are not left out).  The values must be within ``row_of``."""
+    """Each value's row into ``out`` (-1: none); with ``add``, a value not there gets row ``n`` (then ``n + 1``,
+    ...), the caller having made room for all of them.  Returns the number of names after, the values added (in
+    order), and a sum of the early reads for the caller to drop (so that they are not left out)."""
+    mask = len(table) // 2 - 1
     added = np.empty(len(values), dtype=np.int64)
+    homes = np.empty(128, dtype=np.int64)
     k = 0
     sink = 0
-    block = 128
-    for i0 in range(0, len(values), block):  # the block's reads first, together (as names._touch)
-        i1 = min(i0 + block, len(values))
+    for i0 in range(0, len(values), 128):  # the block's first probes read together (as names._touch)
+        i1 = min(i0 + 128, len(values))
         for i in range(i0, i1):
-            sink ^= row_of[values[i]]
+            homes[i - i0] = _slot(values[i], mask)
+        for i in range(i0, i1):
+            sink ^= table[2 * homes[i - i0]]
         for i in range(i0, i1):
             v = values[i]
-            r = row_of[v]
-            if r < 0 and add:
-                r = n
-                row_of[v] = n
-                added[k] = v
-                k += 1
-                n += 1
+            slot = homes[i - i0]
+            while True:
+                r = table[2 * slot + 1]
+                if r == _EMPTY:
+                    if add:
+                        table[2 * slot] = v
+                        table[2 * slot + 1] = n
+                        added[k] = v
+                        k += 1
+                        r = n
+                        n += 1
+                    break
+                if table[2 * slot] == v:
+                    break
+                slot = (slot + 1) & mask
             out[i] = r
     return n, added[:k].copy(), sink
 
 
 @_jit
-def unmap(row_of: NDArray[np.int32], values: NDArray[np.int64], rows_from: int) -> None:
-    """Take the ``values`` (-1: none) out of ``row_of`` where they map to row ``rows_from`` or later."""
-    for v in values:
-        if 0 <= v < len(row_of) and row_of[v] >= rows_from:
-            row_of[v] = -1
+def insert(table: NDArray[np.int64], values: NDArray[np.int64], rows: NDArray[np.int64]) -> None:
+    """Enter each ``(value, row)``, in order (values not in the table yet)."""
+    mask = len(table) // 2 - 1
+    for i in range(len(values)):
+        slot = _slot(values[i], mask)
+        while table[2 * slot + 1] != _EMPTY:
+            slot = (slot + 1) & mask
+        table[2 * slot] = values[i]
+        table[2 * slot + 1] = rows[i]
+
+
+@_jit
+def remove(table: NDArray[np.int64], values: NDArray[np.int64], rows: NDArray[np.int64]) -> None:
+    """Take each ``(value, row)`` out, the last first: each is then the latest entry left, which no other entry's
+    probe went past, so emptying its slot leaves the table as it was before it was entered."""
+    mask = len(table) // 2 - 1
+    for i in range(len(values) - 1, -1, -1):
+        slot = _slot(values[i], mask)
+        while not (table[2 * slot + 1] == rows[i] and table[2 * slot] == values[i]):
+            slot = (slot + 1) & mask
+        table[2 * slot + 1] = _EMPTY
+
+
+@_jit
+def digits(values: NDArray[np.int64]) -> tuple[NDArray[np.uint8], NDArray[np.int64]]:
+    """The decimal digits of ``values`` (``-`` first for a negative one), as UTF-8 bytes in one buffer and their
+    offsets."""
+    n = len(values)
+    offsets = np.empty(n + 1, dtype=np.int64)
+    offsets[0] = 0
+    for i in range(n):
+        v = values[i]
+        u = np.uint64(-(v + 1)) + np.uint64(1) if v < 0 else np.uint64(v)  # |v|, INT64_MIN too
+        k = 1 + (v < 0)
+        while u >= np.uint64(10):
+            u //= np.uint64(10)
+            k += 1
+        offsets[i + 1] = offsets[i] + k
+    data = np.empty(offsets[n], dtype=np.uint8)
+    for i in range(n):
+        v = values[i]
+        u = np.uint64(-(v + 1)) + np.uint64(1) if v < 0 else np.uint64(v)
+        j = offsets[i + 1] - 1
+        while True:
+            data[j] = 48 + np.int64(u % np.uint64(10))
+            u //= np.uint64(10)
+            j -= 1
+            if u == np.uint64(0):
+                break
+        if v < 0:
+            data[offsets[i]] = 45
+    return data, offsets
+
+
+@_jit
+def parse(data: NDArray[np.uint8], offsets: NDArray[np.int64], start: int, stop: int
+          ) -> tuple[NDArray[np.int64], NDArray[np.bool_]]:
+    """For rows ``start .. stop - 1`` of a name buffer, the integer each name is the canonical decimal form of
+    (what :func:`digits` writes: ``0``, or an optional ``-`` and 1-19 digits without a leading zero, within
+    ``int64``), and whether it is one."""
+    values = np.zeros(stop - start, dtype=np.int64)
+    ok = np.zeros(stop - start, dtype=np.bool_)
+    limit = np.uint64(9223372036854775807)
+    for r in range(start, stop):
+        a, b = offsets[r], offsets[r + 1]
+        negative = b > a and data[a] == 45
+        a += negative
+        if b <= a or b - a > 19 or (data[a] == 48 and (b - a > 1 or negative)):
+            continue
+        u = np.uint64(0)
+        good = True
+        for i in range(a, b):
+            d = data[i]
+            if d < 48 or d > 57:
+                good = False
+                break
+            u = u * np.uint64(10) + np.uint64(d - 48)  # 19 digits stay below 2**64
+        if not good or u > limit + np.uint64(negative):
+            continue
+        values[r - start] = -np.int64(u - np.uint64(1)) - 1 if negative else np.int64(u)
+        ok[r - start] = True
+    return values, ok

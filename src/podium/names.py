@@ -17,8 +17,8 @@ in the cache), where one lookup at a time took two to three times as long.
 
 :class:`podium.strings.Strings` is a read-only sequence of ``str`` held in Arrow (the player and match ids of a
 batch read from Parquet, :func:`podium.scan_matches`), which a League maps through its index without making the
-``str``.  Where it holds integer ids, the index maps the integers through a table with an entry per integer
-(:mod:`podium.decimal_ids`): one read a lookup, no hashing of digits.
+``str``.  Where it holds integer ids, the index maps the integers through a table of its own
+(:mod:`podium.decimal_ids`): one slot read a lookup, no digits hashed.
 
 Strings are kept as UTF-8; a Python ``str`` with a lone surrogate (which UTF-8 cannot hold) is kept with the
 ``surrogatepass`` error handler, so it comes back as it went in.
@@ -324,8 +324,8 @@ class NameIndex:
     names costs ~3 ms, a tenth of a million-match Elo replay (``make bench``).
     """
 
-    __slots__ = ("_data", "_offsets", "_n", "_table", "_hashed", "_cache", "_scratch", "_pending", "_row_of", "_mapped",
-                 "_no_map")
+    __slots__ = ("_data", "_offsets", "_n", "_table", "_hashed", "_cache", "_scratch", "_pending", "_ints",
+                 "_int_count", "_mapped")
 
     _CACHE = 65536  # single lookups remembered (rows never change), so that rating("x") in a loop stays cheap
 
@@ -338,9 +338,9 @@ class NameIndex:
         self._cache: dict[str, int] = {}
         self._scratch = np.empty(0, dtype=np.int32)  # for dense
         self._pending: list[str] | None = None  # a fresh index's names, not encoded yet (see the class docstring)
-        self._row_of = np.empty(0, dtype=np.int32)  # integer id -> row (podium.decimal_ids), -1 for none
-        self._mapped = 0  # rows below this are in _row_of where their names are integers
-        self._no_map = False  # a name too large an integer for the map was added: integers go by their digits
+        self._ints = decimal_ids.new_table(64)  # integer id -> row (podium.decimal_ids)
+        self._int_count = 0  # entries in _ints
+        self._mapped = 0  # rows below this are in _ints where their names are integers
 
     def _settle(self) -> None:
         """Encode the pending names into the buffers (before anything reads or grows them)."""
@@ -355,7 +355,7 @@ class NameIndex:
     def nbytes(self) -> int:
         """Memory held (the buffers' capacity)."""
         self._settle()
-        return int(self._data.nbytes + self._offsets.nbytes + self._table.nbytes + self._row_of.nbytes)
+        return int(self._data.nbytes + self._offsets.nbytes + self._table.nbytes + self._ints.nbytes)
 
     # -- growth ---------------------------------------------------------------------------------------------
     def _reserve(self, names: int, nbytes: int) -> None:
@@ -409,12 +409,12 @@ class NameIndex:
              ) -> NDArray[np.int64]:
         """The row of each name; with ``add``, names not here are added (in order) as the next rows, else -1.
 
-        Names held as integers (:attr:`podium.strings.Strings.integers`) go through the integer map where it can
-        hold them (:mod:`podium.decimal_ids`), their digits never hashed.
+        Names held as integers (:attr:`podium.strings.Strings.integers`) go through the integer table
+        (:mod:`podium.decimal_ids`), their digits never hashed.
         """
         self._settle()
         values = names.integers if isinstance(names, Strings) else None
-        if values is not None and len(values) and self._can_map(values, add):
+        if values is not None:
             return self._integer_rows(values, add)
         data, offsets = encode(names)
         count = len(offsets) - 1
@@ -433,32 +433,34 @@ class NameIndex:
                 self._rehash(int(len(self._table) * _MAX_LOAD) + 1)
         return out
 
-    def _can_map(self, values: NDArray[np.int64], add: bool) -> bool:
-        """Whether the integer map holds ``values`` (made ready: the rows added by name entered, room made)."""
-        lo, hi = int(values.min()), int(values.max())
-        span = max(decimal_ids.MIN_SPAN, decimal_ids.DENSITY * (self._n + (len(values) if add else 0)))
-        if self._no_map or lo < 0 or hi >= span:
-            return False
-        if self._mapped < self._n:  # names added by name since: the integers among them
-            found = decimal_ids.parse(self._data, self._offsets, self._mapped, self._n)
-            rows = np.flatnonzero(found >= 0)
-            if len(rows):
-                top = int(found.max())
-                if top >= span:  # give the map up for good: the digits' lookup finds every name
-                    self._no_map, self._row_of = True, np.empty(0, dtype=np.int32)
-                    return False
-                if top >= len(self._row_of):
-                    enlarge(self, "_row_of", max(top + 1, _grown(len(self._row_of))), -1)
-                self._row_of[found[rows]] = rows + self._mapped
-            self._mapped = self._n
-        if hi >= len(self._row_of):
-            enlarge(self, "_row_of", min(max(hi + 1, _grown(len(self._row_of))), span), -1)
-        return True
+    def _ints_for(self, more: int) -> None:
+        """Room in the integer table for ``more`` entries; the names added as text since entered."""
+        rows = np.zeros(0, dtype=np.int64)
+        if self._mapped < self._n:  # the integers among the names added as text since
+            found, ok = decimal_ids.parse(self._data, self._offsets, self._mapped, self._n)
+            rows = np.flatnonzero(ok)
+            found, rows = found[rows], rows + self._mapped
+        need = self._int_count + len(rows) + more
+        size = len(self._ints) // 2
+        if need > size * decimal_ids.MAX_LOAD:
+            while need > size * decimal_ids.MAX_LOAD:
+                size *= 2
+            self._ints = np.empty(0, dtype=np.int64)  # (the old one let go first: rebuilt from the names, in order)
+            self._ints = decimal_ids.new_table(size)
+            old, ok = decimal_ids.parse(self._data, self._offsets, 0, self._mapped)
+            keep = np.flatnonzero(ok)
+            decimal_ids.insert(self._ints, old[keep], keep)
+            self._int_count = len(keep)
+        if len(rows):
+            decimal_ids.insert(self._ints, found, rows)
+            self._int_count += len(rows)
+        self._mapped = self._n
 
     def _integer_rows(self, values: NDArray[np.int64], add: bool) -> NDArray[np.int64]:
-        """:meth:`rows` of integer ids the map holds; the new ones' names are their digits (hashed later)."""
+        """:meth:`rows` of integer ids; the new ones' names are their digits (hashed for text later)."""
+        self._ints_for(len(values) if add else 0)
         out = np.empty(len(values), dtype=np.int64)
-        n, added, _ = decimal_ids.find_or_add(self._row_of, values, self._n, add, out)
+        n, added, _ = decimal_ids.find_or_add(self._ints, values, self._n, add, out)
         if len(added):
             data, offsets = decimal_ids.digits(added)
             self._reserve(len(added), len(data))
@@ -466,6 +468,7 @@ class NameIndex:
             self._data[end:end + len(data)] = data
             self._offsets[self._n + 1:n + 1] = offsets[1:] + end
             self._n = self._mapped = n
+            self._int_count += len(added)
         return out
 
     def get(self, name: str) -> int | None:
@@ -497,8 +500,11 @@ class NameIndex:
         if n < self._n:
             if self._hashed > n:
                 _remove_rows(self._table, self._data, self._offsets, n, self._hashed)
-            if self._mapped > n and len(self._row_of):
-                decimal_ids.unmap(self._row_of, decimal_ids.parse(self._data, self._offsets, n, self._mapped), n)
+            if self._mapped > n:  # the integers among the names forgotten, the latest first
+                found, ok = decimal_ids.parse(self._data, self._offsets, n, self._mapped)
+                rows = np.flatnonzero(ok)
+                decimal_ids.remove(self._ints, found[rows], rows + n)
+                self._int_count -= len(rows)
             self._n = n
             self._hashed = min(self._hashed, n)
             self._mapped = min(self._mapped, n)
