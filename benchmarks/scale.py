@@ -6,7 +6,7 @@
 The history is simulated in chunks (one-on-one games among ``--players`` players with fixed skills, Gaussian
 performances) and written as Parquet in podium's long form, a row group per chunk, so that the writer holds one
 chunk (under 2 GB at any size).  Match and player ids are integers by default, as a large game's are (a player's
-id is then its decimal digits, and a League maps the integers straight to rows: ``podium.decimal_ids``);
+id is then its decimal digits, and a League maps the integers themselves to rows: ``podium.decimal_ids``);
 ``--ids text`` writes ``m0000000000`` and ``p00000000`` instead, looked up by hashing.  Each replay runs in a
 process of its own, so that its peak resident memory (``ru_maxrss``) is its own; Elo with ``keep_history=False``
 in both:

@@ -66,10 +66,21 @@ def test_integers_and_their_digits_are_one_player(script: list[tuple], fresh_lis
     assert index.to_list() == list(want)
 
 
+def test_dense_ids_then_a_sparse_one_move_every_id_to_the_hash_table() -> None:
+    index = NameIndex()
+    assert index.rows(Strings(pa.array([5, 2, 5, 9]))).tolist() == [0, 1, 0, 2] and index._row_of is not None
+    assert index.rows(["7", "x"]).tolist() == [3, 4]  # by text: entered in the direct array at the next lookup
+    assert index.rows(Strings(pa.array([7, 2 ** 40, 9]))).tolist() == [3, 5, 2]
+    assert index._row_of is None and index._int_count == 5  # 5, 2, 9, 7 and 2**40 ("x" is no integer)
+    index.truncate(4)
+    assert index.rows(Strings(pa.array([2 ** 40, 7, 5])), add=False).tolist() == [-1, 3, 0]
+
+
 def test_sparse_64_bit_ids_and_their_digits_are_one_player() -> None:
     steam = [76561197960265728 + k * 7919 for k in range(5)]  # ids far from 0 and from each other
     index = NameIndex()
     assert index.rows(Strings(pa.array(steam[:3], type=pa.uint64()))).tolist() == [0, 1, 2]
+    assert index._row_of is None  # (ids this sparse: the hash table)
     assert index.rows([str(steam[1]), str(steam[4]), "ann"]).tolist() == [1, 3, 4]  # by text: the same players
     assert index.rows(Strings(pa.array([steam[4], steam[3], -1, steam[0]]))).tolist() == [3, 5, 6, 0]
     index.truncate(5)  # forgets steam[3] and -1 (rows 5, 6) from both tables
@@ -141,7 +152,8 @@ def test_streaming_integer_ids_rates_as_their_digits(tmp_path: Path) -> None:
         np.testing.assert_array_equal(ints.log_likelihoods, text.log_likelihoods)
         assert ints.leaderboard(top=5) == text.leaderboard(top=5)
         assert ints.games("17") == text.games("17") > 0
-        assert ints._players._int_count > 0 and text._players._int_count == 0  # (the integer table was the way)
+        assert ints._players._row_of is not None and len(ints._players._row_of) > 0  # (the direct array: dense ids)
+        assert text._players._row_of is not None and len(text._players._row_of) == 0
         # The components, joined on a thread of their own while streaming, as a league given the whole history.
         whole = League(podium.Elo(), known).record_many(Matches.from_arrow(numbered(table)))
         mine, theirs = ints.components(), whole.components()

@@ -1,10 +1,17 @@
-"""Integer player ids for :class:`podium.names.NameIndex`: a hash table from the integer itself to its row.
+"""Integer player ids for :class:`podium.names.NameIndex`: the integer itself mapped to its row.
 
 A player id is a string; a column of integers (a game's account ids) names the players whose ids are the
 integers' decimal digits.  Looking those up by hashing their digits reads a random slot of the string table,
-then the offsets and the bytes of the name it points to (about 110 ns among ten million players).  This table
-keeps the integer beside its row, so that a lookup reads one slot (a cache line), and the reads of a block of
-lookups overlap.  Any ``int64`` goes: account ids need not be small or dense.
+then the offsets and the bytes of the name it points to (about 110 ns among ten million players).  Two maps
+serve instead, one at a time:
+
+* while the ids are small and dense (``0 <= id <`` :data:`DENSITY` per player, or :data:`MIN_SPAN`), a direct
+  array with the row of each id (``int32``, -1 for none: 40 MB for ten million players);
+* from the first id that is not, for good, a hash table of ``(integer, row)`` slots (16 bytes each, at most
+  :data:`MAX_LOAD` full: 268 MB for ten million), for any ``int64``: sparse 64-bit account ids, negative ones.
+
+Either way a lookup reads one place, and the reads of a block of lookups overlap.  The direct array is the
+faster (about 15 % on the streamed replay of ``benchmarks/scale.py``, with 300 MB less at its peak).
 
 The table and the names agree both ways: a name added as text that is an integer's canonical decimal form
 (``0``, or an optional ``-`` and digits without a leading zero, within ``int64``: :func:`parse`) is entered before
@@ -19,9 +26,12 @@ import numba as nb
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["MAX_LOAD", "digits", "find_or_add", "insert", "new_table", "parse", "remove"]
+__all__ = ["DENSITY", "MAX_LOAD", "MIN_SPAN", "digits", "direct_find_or_add", "find_or_add", "insert", "new_table",
+           "parse", "remove"]
 
-MAX_LOAD = 0.7  # entries per slot at most (a slot is 16 bytes: 268 MB for ten million ids)
+DENSITY = 4  # the direct array: up to this many entries a player (or a slot of the batch looked up) ...
+MIN_SPAN = 1 << 24  # ... or this many, whichever is more (64 MB of int32, made only as far as the ids go)
+MAX_LOAD = 0.7  # the hash table: entries per slot at most (a slot is 16 bytes: 268 MB for ten million ids)
 _EMPTY = -1  # the row of a free slot
 
 _jit = nb.njit(cache=True, nogil=True)
@@ -78,6 +88,30 @@ def find_or_add(table: NDArray[np.int64], values: NDArray[np.int64], n: int, add
                 if table[2 * slot] == v:
                     break
                 slot = (slot + 1) & mask
+            out[i] = r
+    return n, added[:k].copy(), sink
+
+
+@_jit
+def direct_find_or_add(row_of: NDArray[np.int32], values: NDArray[np.int64], n: int, add: bool,
+                       out: NDArray[np.int64]) -> tuple[int, NDArray[np.int64], int]:
+    """:func:`find_or_add` through the direct array (the values within it)."""
+    added = np.empty(len(values), dtype=np.int64)
+    k = 0
+    sink = 0
+    for i0 in range(0, len(values), 128):  # the block's reads first, together
+        i1 = min(i0 + 128, len(values))
+        for i in range(i0, i1):
+            sink ^= row_of[values[i]]
+        for i in range(i0, i1):
+            v = values[i]
+            r = row_of[v]
+            if r < 0 and add:
+                r = n
+                row_of[v] = n
+                added[k] = v
+                k += 1
+                n += 1
             out[i] = r
     return n, added[:k].copy(), sink
 

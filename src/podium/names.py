@@ -324,8 +324,8 @@ class NameIndex:
     names costs ~3 ms, a tenth of a million-match Elo replay (``make bench``).
     """
 
-    __slots__ = ("_data", "_offsets", "_n", "_table", "_hashed", "_cache", "_scratch", "_pending", "_ints",
-                 "_int_count", "_mapped")
+    __slots__ = ("_data", "_offsets", "_n", "_table", "_hashed", "_cache", "_scratch", "_pending", "_row_of",
+                 "_ints", "_int_count", "_mapped")
 
     _CACHE = 65536  # single lookups remembered (rows never change), so that rating("x") in a loop stays cheap
 
@@ -338,9 +338,11 @@ class NameIndex:
         self._cache: dict[str, int] = {}
         self._scratch = np.empty(0, dtype=np.int32)  # for dense
         self._pending: list[str] | None = None  # a fresh index's names, not encoded yet (see the class docstring)
-        self._ints = decimal_ids.new_table(64)  # integer id -> row (podium.decimal_ids)
+        # integer id -> row (podium.decimal_ids): a direct array while the ids are dense, else (for good) a hash table
+        self._row_of: NDArray[np.int32] | None = np.empty(0, dtype=np.int32)
+        self._ints = np.empty(0, dtype=np.int64)
         self._int_count = 0  # entries in _ints
-        self._mapped = 0  # rows below this are in _ints where their names are integers
+        self._mapped = 0  # rows below this are mapped where their names are integers
 
     def _settle(self) -> None:
         """Encode the pending names into the buffers (before anything reads or grows them)."""
@@ -355,7 +357,8 @@ class NameIndex:
     def nbytes(self) -> int:
         """Memory held (the buffers' capacity)."""
         self._settle()
-        return int(self._data.nbytes + self._offsets.nbytes + self._table.nbytes + self._ints.nbytes)
+        return int(self._data.nbytes + self._offsets.nbytes + self._table.nbytes + self._ints.nbytes
+                   + (self._row_of.nbytes if self._row_of is not None else 0))
 
     # -- growth ---------------------------------------------------------------------------------------------
     def _reserve(self, names: int, nbytes: int) -> None:
@@ -433,13 +436,29 @@ class NameIndex:
                 self._rehash(int(len(self._table) * _MAX_LOAD) + 1)
         return out
 
-    def _ints_for(self, more: int) -> None:
-        """Room in the integer table for ``more`` entries; the names added as text since entered."""
+    def _ints_for(self, values: NDArray[np.int64], add: bool) -> None:
+        """Make the integer map ready for ``values``: the integers among the names added as text since entered,
+        room made, and the direct array given up for the hash table where it cannot hold them."""
         rows = np.zeros(0, dtype=np.int64)
+        found = rows
         if self._mapped < self._n:  # the integers among the names added as text since
             found, ok = decimal_ids.parse(self._data, self._offsets, self._mapped, self._n)
             rows = np.flatnonzero(ok)
             found, rows = found[rows], rows + self._mapped
+        more = len(values) if add else 0
+        if self._row_of is not None:
+            span = max(decimal_ids.MIN_SPAN, decimal_ids.DENSITY * (self._n + more))
+            lo = min(int(values.min()) if len(values) else 0, int(found.min()) if len(found) else 0)
+            hi = max(int(values.max()) if len(values) else -1, int(found.max()) if len(found) else -1)
+            if lo >= 0 and hi < span:
+                if hi >= len(self._row_of):
+                    enlarge(self, "_row_of", min(max(hi + 1, _grown(len(self._row_of))), span), -1)
+                self._row_of[found] = rows
+                self._mapped = self._n
+                return
+            self._row_of = None  # for good: the hash table, built below from every name so far
+            self._ints, self._int_count, self._mapped = decimal_ids.new_table(64), 0, 0
+            return self._ints_for(values, add)
         need = self._int_count + len(rows) + more
         size = len(self._ints) // 2
         if need > size * decimal_ids.MAX_LOAD:
@@ -458,9 +477,12 @@ class NameIndex:
 
     def _integer_rows(self, values: NDArray[np.int64], add: bool) -> NDArray[np.int64]:
         """:meth:`rows` of integer ids; the new ones' names are their digits (hashed for text later)."""
-        self._ints_for(len(values) if add else 0)
+        self._ints_for(values, add)
         out = np.empty(len(values), dtype=np.int64)
-        n, added, _ = decimal_ids.find_or_add(self._ints, values, self._n, add, out)
+        if self._row_of is not None:
+            n, added, _ = decimal_ids.direct_find_or_add(self._row_of, values, self._n, add, out)
+        else:
+            n, added, _ = decimal_ids.find_or_add(self._ints, values, self._n, add, out)
         if len(added):
             data, offsets = decimal_ids.digits(added)
             self._reserve(len(added), len(data))
@@ -468,7 +490,7 @@ class NameIndex:
             self._data[end:end + len(data)] = data
             self._offsets[self._n + 1:n + 1] = offsets[1:] + end
             self._n = self._mapped = n
-            self._int_count += len(added)
+            self._int_count += len(added) if self._row_of is None else 0
         return out
 
     def get(self, name: str) -> int | None:
@@ -503,8 +525,11 @@ class NameIndex:
             if self._mapped > n:  # the integers among the names forgotten, the latest first
                 found, ok = decimal_ids.parse(self._data, self._offsets, n, self._mapped)
                 rows = np.flatnonzero(ok)
-                decimal_ids.remove(self._ints, found[rows], rows + n)
-                self._int_count -= len(rows)
+                if self._row_of is not None:
+                    self._row_of[found[rows]] = -1
+                else:
+                    decimal_ids.remove(self._ints, found[rows], rows + n)
+                    self._int_count -= len(rows)
             self._n = n
             self._hashed = min(self._hashed, n)
             self._mapped = min(self._mapped, n)
