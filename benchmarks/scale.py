@@ -22,20 +22,24 @@ process's peak memory (target: under 2,000 MB), and the time for 1,000,000,000 m
 streaming rate.  ``--breakdown`` also times reading and converting the batches and looking their players up,
 alone (one more pass).
 
-Measured on the development machine (2 cores shared with other jobs, 23 GB; Thu 26 Nov 2026, afternoon) with
+Measured on the development machine (2 cores shared with other jobs, 23 GB; Thu 26 Nov 2026, 14:45 UTC) with
 ``python benchmarks/scale.py --repeat 3 --breakdown --dir /tmp/scale`` (the defaults: 100,000,000 matches among
 10,000,000 players, integer ids, batches of 250,000; medians of three runs, each replay in a process of its
 own)::
 
     100,000,000 matches among 10,000,000 players (int ids) written as Parquet in 37 s (2,595 MB; writer's peak memory 308 MB)
-    in memory (10,000,000 matches, 8,647,399 players, read first): 4,125,972 matches/s for the replay alone (2.4 s),
-        577,635 with the read; peak memory 5,228 MB
-    streaming (100,000,000 matches, 10,000,000 players, batches of 250,000): 4,703,345 matches/s (21.3 s),
-        peak memory 1,452 MB (target under 2,000 MB: met)
-    streaming / in memory: 1.14 (target at least 0.75: met); runs: stream [21.3, 20.4, 22.5] s,
-        in memory [2.5, 2.4, 2.4] s
-    reading and converting the batches and looking their players up, alone: 12.9 s (7,765,412 matches/s)
-    projected for 1,000,000,000 matches at the streaming rate: 4 min
+    in memory (10,000,000 matches, 8,647,399 players, read first): 3,437,094 matches/s for the replay alone (2.9 s),
+        498,238 with the read; peak memory 5,380 MB
+    streaming (100,000,000 matches, 10,000,000 players, batches of 250,000): 3,168,148 matches/s (31.6 s),
+        peak memory 1,453 MB (target under 2,000 MB: met)
+    streaming / in memory: 0.92 (target at least 0.75: met); runs: stream [30.0, 34.8, 31.6] s,
+        in memory [2.9, 2.9, 3.0] s
+    reading and converting the batches and looking their players up, alone: 15.1 s (6,625,736 matches/s)
+    projected for 1,000,000,000 matches at the streaming rate: 5 min
+
+The same dense-id path measured 1.14 half an hour earlier (21.3 s against 2.4 s; the machine's speed changes
+by the hour).  With sparse 64-bit player ids (``--ids sparse``: the hash table of ``podium.decimal_ids``, one
+run): 3,973,670 matches/s (25.2 s) against 4,520,184 in memory, 0.88, peak 1,850 MB.
 
 The same machine is up to twice as fast at other hours, the in-memory replay more than the rest: the morning
 before these changes, it ran the in-memory replay at 8.1 M matches/s (1.2 s) and streamed the text ids in 35 s.
@@ -83,6 +87,9 @@ def fixed_width_ids(prefix: str, values: np.ndarray, digits: int) -> Any:
     return pa.LargeStringArray.from_buffers(len(values), pa.py_buffer(offsets), pa.py_buffer(text))
 
 
+_STEAM = 76561197960265728  # the first of Steam's 64-bit account ids
+
+
 def write_history(path: Path, n_matches: int, n_players: int, chunk: int, seed: int, ids: str = "int") -> float:
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -91,8 +98,9 @@ def write_history(path: Path, n_matches: int, n_players: int, chunk: int, seed: 
     skill = rng.normal(size=n_players)
     digits = max(8, len(str(n_players - 1)))
     match_digits = max(10, len(str(n_matches - 1)))
-    schema = pa.schema([("match", pa.int64() if ids == "int" else pa.large_string()), ("team", pa.int32()),
-                        ("player", pa.int64() if ids == "int" else pa.large_string()),
+    numeric = ids in ("int", "sparse")
+    schema = pa.schema([("match", pa.int64() if numeric else pa.large_string()), ("team", pa.int32()),
+                        ("player", pa.int64() if numeric else pa.large_string()),
                         ("rank", pa.int32()), ("weight", pa.float64()), ("time", pa.float64())])
     began = time.perf_counter()
     with pq.ParquetWriter(path, schema) as writer:
@@ -107,9 +115,10 @@ def write_history(path: Path, n_matches: int, n_players: int, chunk: int, seed: 
             rank[0::2], rank[1::2] = np.where(first, 0, 1), np.where(first, 1, 0)
             match = np.repeat(np.arange(start, start + m, dtype=np.int64), 2)
             writer.write_table(pa.table({
-                "match": pa.array(match) if ids == "int" else fixed_width_ids("m", match, match_digits),
+                "match": pa.array(match) if numeric else fixed_width_ids("m", match, match_digits),
                 "team": pa.array(np.tile(np.array([0, 1], np.int32), m)),
-                "player": pa.array(who) if ids == "int" else fixed_width_ids("p", who, digits),
+                "player": pa.array(who) if ids == "int" else pa.array(_STEAM + 7919 * who) if ids == "sparse"
+                else fixed_width_ids("p", who, digits),
                 "rank": pa.array(rank), "weight": pa.array(np.ones(2 * m)),
                 "time": pa.array(match.astype(float)),
             }, schema=schema), row_group_size=2 * m)
@@ -182,9 +191,9 @@ def main() -> None:
                         help="Matches of the in-memory replay (the first ones of the file).")
     parser.add_argument("--repeat", type=int, default=1, help="Run each replay this many times; medians are shown.")
     parser.add_argument("--breakdown", action="store_true", help="Also time reading and converting alone.")
-    parser.add_argument("--ids", choices=["int", "text"], default="int",
-                        help="Player and match ids as integers (a game's numeric ids: the default) or as text "
-                             "(p00000000, m0000000000, ...).")
+    parser.add_argument("--ids", choices=["int", "sparse", "text"], default="int",
+                        help="Player and match ids as integers 0, 1, ... (the default), as sparse 64-bit player ids "
+                             "(76561197960265728 + 7919 k, as Steam's), or as text (p00000000, m0000000000, ...).")
     parser.add_argument("--dir", type=Path, default=None, help="Where to write the Parquet file (default: a temp dir).")
     parser.add_argument("--keep", type=Path, default=None, help="Use (or write, if absent) this Parquet file.")
     parser.add_argument("--child", choices=["stream", "memory", "read"], help=argparse.SUPPRESS)
