@@ -39,7 +39,7 @@ own)::
 
 The same dense-id path measured 1.14 half an hour earlier (21.3 s against 2.4 s; the machine's speed changes
 by the hour).  With sparse 64-bit player ids (``--ids sparse``: the hash table of ``podium.decimal_ids``, one
-run): 3,973,670 matches/s (25.2 s) against 4,520,184 in memory, 0.88, peak 1,850 MB.
+run): 3,617,763 matches/s (27.6 s) against 4,295,859 in memory, 0.84, peak 1,806 MB.
 
 The same machine is up to twice as fast at other hours, the in-memory replay more than the rest: the morning
 before these changes, it ran the in-memory replay at 8.1 M matches/s (1.2 s) and streamed the text ids in 35 s.

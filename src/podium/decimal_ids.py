@@ -26,8 +26,8 @@ import numba as nb
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["DENSITY", "MAX_LOAD", "MIN_SPAN", "digits", "direct_find_or_add", "find_or_add", "insert", "new_table",
-           "parse", "remove"]
+__all__ = ["DENSITY", "MAX_LOAD", "MIN_SPAN", "digits", "direct_find_or_add", "find_or_add", "insert",
+           "insert_names", "new_table", "parse", "remove"]
 
 DENSITY = 4  # the direct array: up to this many entries a player (or a slot of the batch looked up) ...
 MIN_SPAN = 1 << 24  # ... or this many, whichever is more (64 MB of int32, made only as far as the ids go)
@@ -43,7 +43,7 @@ def new_table(size: int) -> NDArray[np.int64]:
 
 
 @_jit
-def _slot(value: int, mask: int) -> np.int64:
+def _slot(value: int | np.int64, mask: int) -> np.int64:
     """The home slot of ``value``: the MurmurHash3 finalizer (consecutive ids land far apart)."""
     h = np.uint64(value)
     h ^= h >> np.uint64(33)
@@ -117,15 +117,33 @@ def direct_find_or_add(row_of: NDArray[np.int32], values: NDArray[np.int64], n: 
 
 
 @_jit
+def _enter(table: NDArray[np.int64], value: int | np.int64, row: int) -> None:
+    mask = len(table) // 2 - 1
+    slot = _slot(value, mask)
+    while table[2 * slot + 1] != _EMPTY:
+        slot = (slot + 1) & mask
+    table[2 * slot] = value
+    table[2 * slot + 1] = row
+
+
+@_jit
 def insert(table: NDArray[np.int64], values: NDArray[np.int64], rows: NDArray[np.int64]) -> None:
     """Enter each ``(value, row)``, in order (values not in the table yet)."""
-    mask = len(table) // 2 - 1
     for i in range(len(values)):
-        slot = _slot(values[i], mask)
-        while table[2 * slot + 1] != _EMPTY:
-            slot = (slot + 1) & mask
-        table[2 * slot] = values[i]
-        table[2 * slot + 1] = rows[i]
+        _enter(table, values[i], rows[i])
+
+
+@_jit
+def insert_names(table: NDArray[np.int64], data: NDArray[np.uint8], offsets: NDArray[np.int64], stop: int) -> int:
+    """Enter rows ``0 .. stop - 1`` whose names are integers (:func:`parse`), in row order, making no array the size
+    of the names (a rebuild's memory); how many."""
+    count = 0
+    for r in range(stop):
+        value, ok = _parse_one(data, offsets[r], offsets[r + 1])
+        if ok:
+            _enter(table, value, r)
+            count += 1
+    return count
 
 
 @_jit
@@ -172,6 +190,24 @@ def digits(values: NDArray[np.int64]) -> tuple[NDArray[np.uint8], NDArray[np.int
 
 
 @_jit
+def _parse_one(data: NDArray[np.uint8], a: int, b: int) -> tuple[np.int64, bool]:
+    """The integer ``data[a:b]`` is the canonical decimal form of, and whether it is one (see :func:`parse`)."""
+    negative = b > a and data[a] == 45
+    a += negative
+    if b <= a or b - a > 19 or (data[a] == 48 and (b - a > 1 or negative)):
+        return np.int64(0), False
+    u = np.uint64(0)
+    for i in range(a, b):
+        d = data[i]
+        if d < 48 or d > 57:
+            return np.int64(0), False
+        u = u * np.uint64(10) + np.uint64(d - 48)  # 19 digits stay below 2**64
+    if u > np.uint64(9223372036854775807) + np.uint64(negative):
+        return np.int64(0), False
+    return (-np.int64(u - np.uint64(1)) - 1 if negative else np.int64(u)), True
+
+
+@_jit
 def parse(data: NDArray[np.uint8], offsets: NDArray[np.int64], start: int, stop: int
           ) -> tuple[NDArray[np.int64], NDArray[np.bool_]]:
     """For rows ``start .. stop - 1`` of a name buffer, the integer each name is the canonical decimal form of
@@ -179,23 +215,6 @@ def parse(data: NDArray[np.uint8], offsets: NDArray[np.int64], start: int, stop:
     ``int64``), and whether it is one."""
     values = np.zeros(stop - start, dtype=np.int64)
     ok = np.zeros(stop - start, dtype=np.bool_)
-    limit = np.uint64(9223372036854775807)
     for r in range(start, stop):
-        a, b = offsets[r], offsets[r + 1]
-        negative = b > a and data[a] == 45
-        a += negative
-        if b <= a or b - a > 19 or (data[a] == 48 and (b - a > 1 or negative)):
-            continue
-        u = np.uint64(0)
-        good = True
-        for i in range(a, b):
-            d = data[i]
-            if d < 48 or d > 57:
-                good = False
-                break
-            u = u * np.uint64(10) + np.uint64(d - 48)  # 19 digits stay below 2**64
-        if not good or u > limit + np.uint64(negative):
-            continue
-        values[r - start] = -np.int64(u - np.uint64(1)) - 1 if negative else np.int64(u)
-        ok[r - start] = True
+        values[r - start], ok[r - start] = _parse_one(data, offsets[r], offsets[r + 1])
     return values, ok

@@ -466,10 +466,7 @@ class NameIndex:
                 size *= 2
             self._ints = np.empty(0, dtype=np.int64)  # (the old one let go first: rebuilt from the names, in order)
             self._ints = decimal_ids.new_table(size)
-            old, ok = decimal_ids.parse(self._data, self._offsets, 0, self._mapped)
-            keep = np.flatnonzero(ok)
-            decimal_ids.insert(self._ints, old[keep], keep)
-            self._int_count = len(keep)
+            self._int_count = decimal_ids.insert_names(self._ints, self._data, self._offsets, self._mapped)
         if len(rows):
             decimal_ids.insert(self._ints, found, rows)
             self._int_count += len(rows)
