@@ -27,33 +27,22 @@ from .names import NameIndex, distinct
 from .strings import Strings
 from .tables import Columns, Problem, _column, _from_arrow, _nulls, _numbers, _pyarrow, _times
 
-__all__ = ["Prepared", "complete", "fast", "prepare"]
+__all__ = ["Prepared", "complete", "fast", "prepare", "run_starts"]
 
 _jit = nb.njit(cache=True, nogil=True)
 _PAIRWISE = 32  # up to this many teams (rows) a match, distinct teams (players) are checked pair by pair
 
 
-@_jit
-def _runs(offsets: Any, data: NDArray[np.uint8]) -> NDArray[np.int64]:
-    """The rows where a new run of equal strings starts."""
-    n = len(offsets) - 1
-    out = np.empty(n, dtype=np.int64)
-    k = 0
-    for i in range(n):
-        new = i == 0
-        if not new:
-            a0, a1, b0, b1 = offsets[i - 1], offsets[i], offsets[i], offsets[i + 1]
-            if a1 - a0 != b1 - b0:
-                new = True
-            else:
-                for j in range(a1 - a0):
-                    if data[a0 + j] != data[b0 + j]:
-                        new = True
-                        break
-        if new:
-            out[k] = i
-            k += 1
-    return out[:k]
+def run_starts(column: Any) -> NDArray[np.int64]:
+    """The rows where a match starts: where the id (an Arrow array or chunked array without nulls, of strings or
+    integers) differs from the row before.  The one way the fast reader and the scanner find matches."""
+    import pyarrow.compute as pc
+
+    n = len(column)
+    if n < 2:
+        return np.zeros(min(1, n), dtype=np.int64)
+    changed = pc.not_equal(column.slice(1), column.slice(0, n - 1))
+    return np.r_[0, np.flatnonzero(changed.to_numpy(zero_copy_only=False)) + 1].astype(np.int64)
 
 
 @_jit
@@ -239,11 +228,7 @@ def prepare(table: Any, name: str, run_start: NDArray[np.int64] | None = None) -
     if pa.types.is_uint64(match_col.type) and Strings(match_col).integers is None:
         match_col = match_col.cast(pa.large_string())  # (ids past 2**63: as their digits)
     if run_start is None or len(run_start) == 0 or run_start[0] != 0:
-        numbers = Strings(match_col).integers  # integer ids (held as such, their digits made only if read)
-        if numbers is not None:
-            run_start = np.r_[0, np.flatnonzero(numbers[1:] != numbers[:-1]) + 1].astype(np.int64)
-        else:
-            run_start = _runs(*reversed(Strings(match_col).buffers()))
+        run_start = run_starts(match_col)
     team = np.asarray(team_col.cast(pa.int64()).to_numpy(zero_copy_only=False), dtype=np.int64)
     player_ids = Strings(player_col)
     n_rows = table.num_rows

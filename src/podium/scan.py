@@ -190,15 +190,10 @@ def _prepared_tables(path: Path, batch_size: int) -> Iterator[tuple[Any, longfor
     from .tables import LONG_COLUMNS, _pyarrow
 
     pa = _pyarrow()  # (a clear message where the tables extra is not installed)
-    import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
     def run_starts(table: Any) -> np.ndarray:
-        column = table.column("match")
-        if table.num_rows < 2:
-            return np.zeros(min(1, table.num_rows), dtype=np.int64)
-        changed = pc.not_equal(column.slice(1), column.slice(0, table.num_rows - 1))
-        return np.r_[0, np.flatnonzero(changed.to_numpy(zero_copy_only=False)) + 1].astype(np.int64)
+        return longform.run_starts(table.column("match"))
 
     def batch(table: Any, starts: np.ndarray) -> tuple[Any, longform.Prepared | None, str]:
         first = table.column("match")[0].as_py() if table.num_rows else None
