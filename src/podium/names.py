@@ -397,7 +397,10 @@ class NameIndex:
         self._append(names)
 
     def _append(self, names: Sequence[str]) -> None:
-        data, offsets = encode(names)
+        self._append_bytes(*encode(names))
+
+    def _append_bytes(self, data: NDArray[np.uint8], offsets: NDArray[Any]) -> None:
+        """Add the names ``data[offsets[i]:offsets[i + 1]]`` as the next rows (not hashed: see :meth:`_rehash`)."""
         count = len(offsets) - 1
         if count == 0:
             return
@@ -477,16 +480,12 @@ class NameIndex:
         self._ints_for(values, add)
         out = np.empty(len(values), dtype=np.int64)
         if self._row_of is not None:
-            n, added, _ = decimal_ids.direct_find_or_add(self._row_of, values, self._n, add, out)
+            _, added, _ = decimal_ids.direct_find_or_add(self._row_of, values, self._n, add, out)
         else:
-            n, added, _ = decimal_ids.find_or_add(self._ints, values, self._n, add, out)
+            _, added, _ = decimal_ids.find_or_add(self._ints, values, self._n, add, out)
         if len(added):
-            data, offsets = decimal_ids.digits(added)
-            self._reserve(len(added), len(data))
-            end = int(self._offsets[self._n])
-            self._data[end:end + len(data)] = data
-            self._offsets[self._n + 1:n + 1] = offsets[1:] + end
-            self._n = self._mapped = n
+            self._append_bytes(*decimal_ids.digits(added))  # the rows find_or_add gave them, in order
+            self._mapped = self._n
             self._int_count += len(added) if self._row_of is None else 0
         return out
 
