@@ -102,10 +102,10 @@ def link_matches(match_start: NDArray[np.int64], team_start: NDArray[np.int64], 
                 size[a] += size[b]
                 if b == home:
                     home = a
-        if anchor[0] < 0:
+        if anchor[0] < 0:  # the first match: its set is the anchor's (no bit is set yet)
             anchor[0] = rows[player[p0]]
-        home = _find(parent, anchor[0])
-        if home != a:
+            home = a
+        if home != a:  # (home has followed the anchor's root through the joins above)
             if size[a] <= 2 * size[home]:
                 continue
             near[:] = 0  # a far larger component: anchor there instead
