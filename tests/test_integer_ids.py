@@ -1,7 +1,8 @@
 """Integer player ids (a column of numeric account ids): the ids are the integers' decimal digits, and a League's
-index maps the integers through a direct table (podium.decimal_ids) that must agree with the names added as
-strings, both ways, through truncation and past the table's reach.  The reference is a dict numbering names in
-the order first seen, and the same history with its ids written as strings."""
+index maps the integers themselves (podium.decimal_ids: a direct array while they are dense, then a hash table),
+which must agree with the names added as strings, both ways, through truncation and the move from one map to the
+other.  The reference is a dict numbering names in the order first seen, and the same history with its ids
+written as strings."""
 
 from __future__ import annotations
 
