@@ -22,23 +22,23 @@ process's peak memory (target: under 2,000 MB), and the time for 1,000,000,000 m
 streaming rate.  ``--breakdown`` also times reading and converting the batches and looking their players up,
 alone (one more pass).
 
-Measured on the development machine (2 cores shared with other jobs, 23 GB; Thu 26 Nov 2026, 14:45 UTC) with
+Measured on the development machine (2 cores shared with other jobs, 23 GB; Thu 26 Nov 2026, 15:30 UTC) with
 ``python benchmarks/scale.py --repeat 3 --breakdown --dir /tmp/scale`` (the defaults: 100,000,000 matches among
 10,000,000 players, integer ids, batches of 250,000; medians of three runs, each replay in a process of its
 own)::
 
     100,000,000 matches among 10,000,000 players (int ids) written as Parquet in 37 s (2,595 MB; writer's peak memory 308 MB)
-    in memory (10,000,000 matches, 8,647,399 players, read first): 3,437,094 matches/s for the replay alone (2.9 s),
-        498,238 with the read; peak memory 5,380 MB
-    streaming (100,000,000 matches, 10,000,000 players, batches of 250,000): 3,168,148 matches/s (31.6 s),
-        peak memory 1,453 MB (target under 2,000 MB: met)
-    streaming / in memory: 0.92 (target at least 0.75: met); runs: stream [30.0, 34.8, 31.6] s,
-        in memory [2.9, 2.9, 3.0] s
-    reading and converting the batches and looking their players up, alone: 15.1 s (6,625,736 matches/s)
-    projected for 1,000,000,000 matches at the streaming rate: 5 min
+    in memory (10,000,000 matches, 8,647,399 players, read first): 4,403,833 matches/s for the replay alone (2.3 s),
+        567,413 with the read; peak memory 5,334 MB
+    streaming (100,000,000 matches, 10,000,000 players, batches of 250,000): 4,316,758 matches/s (23.2 s),
+        peak memory 1,442 MB (target under 2,000 MB: met)
+    streaming / in memory: 0.98 (target at least 0.75: met); runs: stream [31.8, 22.9, 23.2] s,
+        in memory [2.0, 2.3, 2.4] s
+    reading and converting the batches and looking their players up, alone: 12.3 s (8,104,274 matches/s)
+    projected for 1,000,000,000 matches at the streaming rate: 4 min
 
-The same dense-id path measured 1.14 half an hour earlier (21.3 s against 2.4 s; the machine's speed changes
-by the hour).  With sparse 64-bit player ids (``--ids sparse``: the hash table of ``podium.decimal_ids``, one
+Earlier runs of the same dense-id path that afternoon gave 1.14 (21.3 s against 2.4 s) and 0.92 (31.6 s
+against 2.9 s): the machine's speed changes by the hour.  With sparse 64-bit player ids (``--ids sparse``: the hash table of ``podium.decimal_ids``, one
 run): 3,617,763 matches/s (27.6 s) against 4,295,859 in memory, 0.84, peak 1,806 MB.
 
 The same machine is up to twice as fast at other hours, the in-memory replay more than the rest: the morning
