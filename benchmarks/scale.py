@@ -49,8 +49,9 @@ With text ids (``--ids text``, one run), streaming ran at 2,042,009 matches/s (4
 Where the streaming time goes (timers around the League's steps, one run; about 41 s of CPU in 22 s): the
 main thread replays (about 20 s of Elo, at the in-memory replay's speed per match, which is now the bound);
 a thread of its own joins the components a batch behind (about 6-8 s, most of it while the big component forms:
-afterwards a match among its members costs two bits, ``podium.union_find``); the reader's two threads decode
-the Parquet (about 10 s of CPU: the match ids' and times' columns most), cut the batches and map the players.  Before
+afterwards a match among its members costs two bits, ``podium.union_find``); the rest, about 12 s of CPU, is
+the reader's two threads decoding the Parquet (about 26 ms a row group of 250,000 matches, timed alone), cutting
+the batches and mapping the players.  Before
 this session the ids were text: every player slot was a hash lookup among ten million names (~110 ns, 23 s of
 CPU), and the union-find read two random ``parent`` entries a match (9 s on the main thread); streaming ran at
 0.35-0.67 of the in-memory replay.
