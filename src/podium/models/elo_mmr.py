@@ -153,7 +153,7 @@ class EloMMR(Model):
                              f"per performance). Got {history!r} instead.")
         scale = max(float(sigma) / 350.0, float(sig_limit) / 80.0)
         self._bounds = (float(mu) - 7500.0 * scale, float(mu) + 7500.0 * scale)
-        self._tol = 1e-7 * float(sig_limit)
+        self._tol = 1e-4 * float(sig_limit)
         self._prior = Rating(float(mu), float(sigma))
 
     def _delays(self, value: Any) -> NDArray[np.float64]:
