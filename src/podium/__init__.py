@@ -13,7 +13,7 @@ from .io import read_matches, write_matches
 from .league import League, PlayerState, Trajectory
 from .match import Match, MatchError
 from .matches import Matches
-from .models import (ConvergenceWarning, Elo, Glicko2, Model, PairwiseElo, PlackettLuce, Smoothed, SmoothTrajectory, Thurstone,
+from .models import (ConvergenceWarning, Elo, EloMMR, Glicko2, Model, PairwiseElo, PlackettLuce, Smoothed, SmoothTrajectory, Thurstone,
                      TrueSkill, TrueSkillThroughTime)
 from .rating import LeaderboardRow, Rating
 from .scan import scan_matches
@@ -21,7 +21,7 @@ from .simulate import AbuseSimulation, Simulation, simulate, simulate_abuse
 
 __all__ = [
     "AbuseSimulation", "Audit", "Flag", "audit", "scan_matches", "simulate_abuse",
-    "ConvergenceWarning", "Elo", "FitResult", "Glicko2", "League", "LeaderboardRow", "Match", "MatchError", "Matches", "Model", "PairwiseElo", "PlayerState",
+    "ConvergenceWarning", "Elo", "EloMMR", "FitResult", "Glicko2", "League", "LeaderboardRow", "Match", "MatchError", "Matches", "Model", "PairwiseElo", "PlayerState",
     "PlackettLuce", "Rating", "Report", "Simulation", "Smoothed", "SmoothTrajectory", "Thurstone", "Trajectory", "TrueSkill",
     "TrueSkillThroughTime", "evaluate", "fit", "read_matches", "simulate", "write_matches",
     "Components", "ThinLink", "components",

@@ -1,34 +1,30 @@
 """Elo-MMR numerics: a round's performances from its standings, and the robust average of a player's history.
 
-Ebtekar & Liu (2021), "Elo-MMR: A Rating System for Massive Multiplayer Competitions", WWW '21 (arXiv
-2101.00400); the constants and the order of the steps as in the authors' implementation (EbTech/Elo-MMR,
-``multi-skill``: ``systems/elo_mmr.rs``, ``systems/common/player.rs``), which ``elo-mmr-py`` 2.0.0 runs.  A
-round, for every competitor ``i`` (section 3 of the paper; ``w`` the round's weight, ``sigma_L`` the limit):
+Ebtekar & Liu (2021), "Elo-MMR: A Rating System for Massive Multiplayer Competitions", WWW '21 (arXiv 2101.00400),
+its three steps named by their titles there; constants and order of operations as in the authors' implementation
+(EbTech/Elo-MMR ``multi-skill``: ``systems/elo_mmr.rs``, ``systems/common/player.rs``), which ``elo-mmr-py`` 2.0.0
+runs.  A round, for each competitor (``w`` its weight, ``sigma_L = sig_limit``, ``d = drift_per_day``):
 
-* weight ``w = weight_limit * noob_delay[k]`` (``k`` earlier rounds; the factor is 1 past the list);
-  ``sigma_perf^2 = (1 + 1/w) sigma_L^2 + drift_per_day / w`` and the diffusion
-  ``sigma_drift^2 = w sigma_L^2 + drift_per_day * dt / 86400`` (``dt`` seconds since the player's last round);
-* diffusion (section 5.1, pseudo-diffusion with transfer speed ``kappa``): ``sigma' = hypot(sigma, sigma_drift)``,
-  ``rho = (sigma / sigma')^2``, ``t = rho^kappa``; the Gaussian factor ``N(m_0, s_0^2)`` takes the weight
-  ``t / s_0^2 + (1 - t)(1 / s_0^2 + sum_k W_k)`` (``W_k`` the logistic factors' weights) at mean
-  ``(t m_0 / s_0^2 + (1 - t)(1 / s_0^2 + sum_k W_k) mu) / total``, times ``rho``; every logistic factor's
-  weight is multiplied by ``t rho`` (``kappa = inf`` collapses the history into one Gaussian);
-* performance (section 3.2, eq. 4 with logistic performances): every competitor ``j`` is the logistic term of
-  standard deviation ``s_j = hypot(sigma'_j, sigma_perf)`` about ``mu_j``, written with
-  ``w_out = pi / (sqrt(3) s_j)``, ``w_arg = w_out / 2``; ``p_i`` is the zero of the decreasing
-  ``f(x) = sum_{j beat i} (v_j(x) - w_out_j) + sum_{i beat j} (v_j(x) + w_out_j) + sum_{j tied with i} 2 v_j(x)``
-  with ``v_j(x) = -w_out_j tanh(w_arg_j (x - mu_j))`` (``i`` itself counts among the tied; with ``split_ties``
-  a tie is half a win and half a loss, ``v_j`` once);
-* update (section 4, eq. 6-7): the factor ``(p_i, w_arg_i, w_out_i)`` of standard deviation ``sigma_perf`` joins
-  the history; the new ``mu`` is the zero of the increasing
-  ``(x - m_0) / s_0^2 + sum_k w_out_k tanh(w_arg_k (x - p_k))`` and ``sigma^-2 = sigma'^-2 + sigma_perf^-2``.
+* ``w = weight_limit * noob_delay[k]`` (``k`` earlier rounds; 1 past the list), ``sigma_perf^2 = (1 + 1/w)
+  sigma_L^2 + d / w``, ``sigma_drift^2 = w sigma_L^2 + d dt / 86400`` (``dt`` seconds since the player's last round);
+* skill evolution (pseudodiffusion, transfer speed ``kappa``): ``sigma' = hypot(sigma, sigma_drift)``, ``rho =
+  (sigma / sigma')^2``, ``t = rho^kappa``; the Gaussian factor ``N(m_0, s_0^2)`` becomes the weight ``rho (t / s_0^2 +
+  (1 - t)(1 / s_0^2 + sum_k W_k))`` at ``(t m_0 / s_0^2 + (1 - t)(1 / s_0^2 + sum_k W_k) mu) / (...)`` (``W_k`` the
+  logistic factors' weights), each of which is multiplied by ``t rho`` (``kappa = inf``: one Gaussian at ``mu``);
+* performance estimation: competitor ``j`` is the logistic term of standard deviation ``s_j = hypot(sigma'_j,
+  sigma_perf)``, ``w_out = pi / (sqrt(3) s_j)``, ``w_arg = w_out / 2``; ``p_i`` is the zero of the decreasing
+  ``sum_{j ahead} (v_j - w_out_j) + sum_{j behind} (v_j + w_out_j) + sum_{j tied} 2 v_j``, ``v_j(x) = -w_out_j
+  tanh(w_arg_j (x - mu_j))``, ``i`` itself among the tied (``split_ties``: a tie is ``v_j`` once);
+* belief update: the factor ``(p_i, w_arg, w_out)`` of ``sigma_perf`` joins the history; the new ``mu`` is the zero
+  of the increasing ``(x - m_0) / s_0^2 + sum_k w_out_k tanh(w_arg_k (x - p_k))``, ``sigma^-2 = sigma'^-2 +
+  sigma_perf^-2``.
 
-The reference groups competitors whose ``mu`` and ``sigma`` (after diffusion, with ``sigma_perf``) round to the
-same multiple of ``subsample_bucket`` into one term at their running mean (1e-5 exact, 2 for ``mmr-fast``);
-``mmr-fast`` also takes for each competitor only the ``subsample_size`` (100) terms nearest its ``mu`` and keeps at
-most that many logistic factors, folding the oldest into the Gaussian factor (weight ``2 w_arg w_out / (pi^2/3)``).
-Roots are sought in ``[lo, hi]`` (the reference's ``(-6000, 9000)``), here by Halley's method on a bracket, to
-``1e-12`` of a standard deviation (the reference's safeguarded Newton runs to the last bit; the roots agree).
+The reference merges competitors whose ``mu`` and ``s`` round to the same multiple of ``subsample_bucket`` into one
+term at their running mean (1e-5 exact, 2 for ``mmr-fast``); ``mmr-fast`` also takes for each competitor only the
+``subsample_size`` (100) terms nearest its ``mu`` and keeps that many factors, folding the oldest into the Gaussian
+one (weight ``2 w_arg w_out / (pi^2/3)``).  Roots lie in ``[lo, hi]`` (the reference's ``(-6000, 9000)``); Halley's
+method on a bracket stops at a step of ``tol``, whose cube is what is left (the reference's Newton runs to the last
+bit; the roots agree to about 1e-12 of a rating).
 """
 
 from __future__ import annotations
@@ -44,7 +40,7 @@ from ..ordering import log_outcome
 from .common import most_players, most_teams
 
 __all__ = ["TANH_MULTIPLIER", "NORMAL_MU", "NORMAL_SIG", "COUNT", "HEAD", "FACTORS", "extra_prior",
-           "replay_elo_mmr", "slots_before", "match_log_likelihoods"]
+           "replay_elo_mmr", "match_log_likelihoods"]
 
 TANH_MULTIPLIER = math.pi / 1.7320508075688772  # pi / sqrt(3): a logistic of standard deviation s has scale s / this
 _WEIGHT_UNIT = 2.0 / (TANH_MULTIPLIER * TANH_MULTIPLIER)  # a factor's Gaussian weight is w_arg w_out times this
@@ -117,40 +113,6 @@ def _rating_root(x: float, lo: float, hi: float, nmu: float, nw: float, extra: N
 
 
 @jit
-def _perf_root(x: float, lo: float, hi: float, n: int, mu: NDArray[np.float64], arg: NDArray[np.float64],
-               coef: NDArray[np.float64], constant: float, tol: float, at: NDArray[np.float64]) -> float:
-    """The zero of the decreasing ``constant - sum_j coef_j tanh(arg_j (x - mu_j))`` over ``j < n`` in ``[lo, hi]``
-    (``coef_j = a_j w_out_j``: each term's multiplicity in the competitor's equation times its weight), by Halley's
-    method from ``x`` on a bracket.  ``at`` gets the last point evaluated and the sum's value and first two
-    derivatives there (without ``constant``), from which the next query starts."""
-    x = min(max(x, lo), hi)
-    for _ in range(_MAX_STEPS):
-        g = 0.0
-        g1 = 0.0
-        g2 = 0.0
-        for j in range(n):
-            a = arg[j]
-            t = _tanh((x - mu[j]) * a)
-            s = 1.0 - t * t
-            c = coef[j]
-            g -= c * t
-            g1 -= c * a * s
-            g2 += 2.0 * c * a * a * t * s
-        at[0], at[1], at[2], at[3] = x, g, g1, g2
-        f = g + constant
-        if f > 0.0:
-            lo = x
-        elif f < 0.0:
-            hi = x
-        else:
-            return x
-        x, done = _halley(x, f, g1, g2, lo, hi, tol)
-        if done:
-            return x
-    return x
-
-
-@jit
 def _halley(x: float, f: float, f1: float, f2: float, lo: float, hi: float, tol: float) -> tuple[float, bool]:
     """One Halley step from ``x`` (Newton's where Halley's denominator is not positive), a bisection of ``[lo, hi]``
     if it leaves it; and whether to stop: a Halley step of at most ``tol`` (its cube is what is left) or a bracket
@@ -204,8 +166,11 @@ def _solve_query(at: NDArray[np.float64], n: int, mu: NDArray[np.float64], arg: 
                  out: NDArray[np.float64], coef: NDArray[np.float64], terms: NDArray[np.int64],
                  counts: NDArray[np.float64], a: int, b: int, constant: float, lo: float, hi: float, tol: float,
                  fresh: bool) -> float:
-    """The zero of ``constant + sum_j coef_j v_j + sum_{k in [a, b)} counts_k v_{terms_k}`` (``v_j`` over ``w_out_j``
-    in ``coef``), started from the previous query's point unless ``fresh``; ``at`` is left at its last point."""
+    """The zero of the decreasing ``constant + sum_{j < n} coef_j v_j / w_out_j + sum_{k in [a, b)} counts_k v_{terms_k}``
+    (``coef_j``: the term's multiplicity in the equation times ``w_out_j``), by Halley's method on a bracket in
+    ``[lo, hi]``, from ``at[0]`` if ``fresh``, else from one Halley step off the previous query's last point ``at[0]``
+    (:func:`_start`).  ``at`` is left at the last point evaluated, with the shared sum's value and first two
+    derivatives there (without ``constant`` and the ``counts`` terms)."""
     if not fresh:
         e, e1, e2 = _tie_sums(at[0], terms, counts, a, b, mu, arg, out)
         x = _start(at, constant, e, e1, e2, lo, hi)
@@ -247,10 +212,7 @@ def _diffuse(extra: NDArray[np.float64], r: int, cap: int, noise: float, kappa: 
     new = math.hypot(old, noise)
     sigma[r] = new
     if kappa == math.inf:  # the history collapses into one Gaussian
-        extra[r, NORMAL_MU] = mu[r]
-        extra[r, NORMAL_SIG] = new
-        extra[r, COUNT] = 0.0
-        extra[r, HEAD] = 0.0
+        extra[r, NORMAL_MU], extra[r, NORMAL_SIG], extra[r, COUNT], extra[r, HEAD] = mu[r], new, 0.0, 0.0
         return
     count = int(extra[r, COUNT])
     head = int(extra[r, HEAD])
@@ -331,33 +293,21 @@ def _window(jb: NDArray[np.int64], n_terms: int, centre: int, size: int) -> tupl
 def _informative(team_rank: NDArray[np.int64], t0: int, n: int) -> bool:
     """Whether some team is known to be ahead of another: two finishers apart, or a finisher and a non-finisher.
     The reference ignores a round without (all tied): no player changes, not even its clock."""
-    best = _NOT_FINISHED
-    worst = -1
-    dnf = False
-    for t in range(t0, t0 + n):
-        r = team_rank[t]
-        if r < 0:
-            dnf = True
-        else:
-            best = min(best, r)
-            worst = max(worst, r)
-    return worst >= 0 and (dnf or best != worst)
+    ranks = team_rank[t0:t0 + n]
+    finished = ranks[ranks >= 0]
+    return len(finished) > 0 and (len(finished) < n or finished.min() != finished.max())
 
 
 @jit
 def _team_terms(team_start: NDArray[np.int64], t0: int, n: int, row: NDArray[np.int64],
                 weight: NDArray[np.float64], mu: NDArray[np.float64], sigma: NDArray[np.float64],
                 sp: NDArray[np.float64], p0: int, initial: float, tmu: NDArray[np.float64],
-                tsig: NDArray[np.float64]) -> None:
-    """Each team's term: ``initial + sum_i w_i (mu_i - initial)`` and ``sqrt(sum_i w_i^2 (sigma_i^2 + sigma_perf_i^2))``;
-    a lone player of weight 1 is its own ``(mu, hypot(sigma, sigma_perf))``, as the reference's."""
+                tsig: NDArray[np.float64], tvar: NDArray[np.float64]) -> None:
+    """Each team's term: ``initial + sum_i w_i (mu_i - initial)`` and ``sqrt(sum_i w_i^2 (sigma_i^2 + sigma_perf_i^2))``
+    (``tvar`` the variance); a lone player of weight 1 is its own ``(mu, hypot(sigma, sigma_perf))``, as the reference's."""
     for t in range(n):
         a = team_start[t0 + t]
         b = team_start[t0 + t + 1]
-        if b - a == 1 and weight[a] == 1.0:
-            tmu[t] = mu[row[a]]
-            tsig[t] = math.hypot(sigma[row[a]], sp[a - p0])
-            continue
         loc = initial
         var = 0.0
         for p in range(a, b):
@@ -365,8 +315,9 @@ def _team_terms(team_start: NDArray[np.int64], t0: int, n: int, row: NDArray[np.
             w = weight[p]
             loc += w * (mu[row[p]] - initial)
             var += w * w * (s * s + sp[p - p0] * sp[p - p0])
-        tmu[t] = loc
-        tsig[t] = math.sqrt(var)
+        tvar[t] = var
+        tmu[t] = mu[row[a]] if b - a == 1 and weight[a] == 1.0 else loc
+        tsig[t] = math.hypot(sigma[row[a]], sp[a - p0]) if b - a == 1 and weight[a] == 1.0 else math.sqrt(var)
 
 
 @jit
@@ -494,7 +445,7 @@ def _fast_performances(n: int, tkey: NDArray[np.int64], term_of: NDArray[np.int6
                        jmfin: NDArray[np.float64], jstart: NDArray[np.int64], jkeys: NDArray[np.int64],
                        jb: NDArray[np.int64], split: bool, size: int, width: float, lo: float, hi: float, tol: float,
                        lmu: NDArray[np.float64], larg: NDArray[np.float64], lcoef: NDArray[np.float64],
-                       at: NDArray[np.float64], perf: NDArray[np.float64]) -> None:
+                       lterms: NDArray[np.int64], at: NDArray[np.float64], perf: NDArray[np.float64]) -> None:
     """``mmr-fast``: each team's performance against the ``size`` terms nearest its ``mu`` (:func:`_window`)."""
     tie = 1.0 if split else 2.0
     for t in range(n):
@@ -520,7 +471,19 @@ def _fast_performances(n: int, tkey: NDArray[np.int64], term_of: NDArray[np.int6
             larg[m] = jarg[j]
             lcoef[m] = a * jout[j]
             m += 1
-        perf[t] = _perf_root(tmu[t], lo, hi, m, lmu, larg, lcoef, constant, tol, at)
+        # start where one logistic of the window's mean place and width would put the zero
+        total = 0.0
+        centre = 0.0
+        slope = 0.0
+        for k in range(m):
+            total += lcoef[k]
+            centre += lcoef[k] * lmu[k]
+            slope += lcoef[k] * larg[k]
+        x = tmu[t]
+        if total > 0.0:
+            x = (centre + math.atanh(min(max(constant / total, -0.999999), 0.999999)) * total * total / slope) / total
+        at[0] = x
+        perf[t] = _solve_query(at, m, lmu, larg, larg, lcoef, lterms, lmu, 0, 0, constant, lo, hi, tol, True)
 
 
 @jit
@@ -548,27 +511,12 @@ def replay_elo_mmr(
     keep_pre = len(pre_mu) > 0
     teams = most_teams(match_start)
     players = most_players(match_start, team_start)
-    tmu = np.empty(teams)
-    tsig = np.empty(teams)
-    tkey = np.empty(teams, dtype=np.int64)
-    perf = np.empty(teams)
-    term_of = np.empty(teams, dtype=np.int64)
-    jmu = np.empty(teams)
-    jsig = np.empty(teams)
-    jarg = np.empty(teams)
-    jout = np.empty(teams)
-    jm = np.empty(teams)
-    jmfin = np.empty(teams)
-    jstart = np.empty(teams + 1, dtype=np.int64)
-    jkeys = np.empty(teams, dtype=np.int64)
-    jb = np.empty(teams, dtype=np.int64)
-    coef = np.empty(teams)
-    gterms = np.empty(teams, dtype=np.int64)
-    gcounts = np.empty(teams)
-    local = min(size, teams)
-    lmu = np.empty(local)
-    larg = np.empty(local)
-    lcoef = np.empty(local)
+    scratch = np.empty((12, teams))  # per team, per term
+    tmu, tsig, tvar, perf, jmu, jsig, jarg, jout, jm, jmfin, coef, gcounts = scratch
+    ints = np.empty((6, teams + 1), dtype=np.int64)
+    tkey, term_of, jstart, jkeys, jb, gterms = ints
+    local = np.empty((3, min(size, teams)))
+    lmu, larg, lcoef = local
     sp = np.empty(players)
     at = np.empty(4)
     sl2 = sig_limit * sig_limit
@@ -591,17 +539,14 @@ def replay_elo_mmr(
         for p in range(p0, p1):
             r = row[p]
             if extra[r, NORMAL_SIG] != extra[r, NORMAL_SIG]:  # first round: the rating is the Gaussian factor
-                extra[r, NORMAL_MU] = mu[r]
-                extra[r, NORMAL_SIG] = sigma[r]
-                extra[r, COUNT] = 0.0
-                extra[r, HEAD] = 0.0
+                extra[r, NORMAL_MU], extra[r, NORMAL_SIG], extra[r, COUNT], extra[r, HEAD] = mu[r], sigma[r], 0.0, 0.0
             k = games[r]
             w = weight_limit * (noob_delay[k] if k < len(noob_delay) else 1.0)
             sp[p - p0] = math.sqrt((1.0 + 1.0 / w) * sl2 + drift_per_day / w)
             dt = now - last_time[r] if now == now and last_time[r] == last_time[r] else 0.0
             _diffuse(extra, r, cap, math.sqrt(w * sl2 + drift_per_day * max(dt, 0.0) / _SECONDS_PER_DAY), kappa,
                      mu, sigma)
-        _team_terms(team_start, t0, n, row, weight, mu, sigma, sp, p0, initial, tmu, tsig)
+        _team_terms(team_start, t0, n, row, weight, mu, sigma, sp, p0, initial, tmu, tsig, tvar)
         for t in range(n):
             rank = team_rank[t0 + t]
             tkey[t] = rank if rank >= 0 else _NOT_FINISHED
@@ -615,18 +560,14 @@ def replay_elo_mmr(
                                 coef, gterms, gcounts, at, perf)
         else:
             _fast_performances(n, tkey, term_of, tmu, n_terms, jmu, jarg, jout, jmfin, jstart, jkeys, jb, split,
-                               size, width, lo, hi, tol, lmu, larg, lcoef, at, perf)
+                               size, width, lo, hi, tol, lmu, larg, lcoef, gterms, at, perf)
         for t in range(n):
             a = team_start[t0 + t]
             b = team_start[t0 + t + 1]
             if b - a == 1 and weight[a] == 1.0:
                 _observe(extra, row[a], cap, perf[t], sp[a - p0], mu, sigma, lo, hi, tol)
                 continue
-            var = 0.0
-            for p in range(a, b):
-                s = sigma[row[p]]
-                var += weight[p] * weight[p] * (s * s + sp[p - p0] * sp[p - p0])
-            surprise = (perf[t] - tmu[t]) / var
+            surprise = (perf[t] - tmu[t]) / tvar[t]
             for p in range(a, b):
                 r = row[p]
                 s = sigma[r]
@@ -643,54 +584,14 @@ def replay_elo_mmr(
 
 
 @jit
-def slots_before(row: NDArray[np.int64], match_start: NDArray[np.int64], team_start: NDArray[np.int64],
-                 start_mu: NDArray[np.float64], start_sigma: NDArray[np.float64], hist_mu: NDArray[np.float64],
-                 hist_sigma: NDArray[np.float64], n_rows: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Each slot's rating before its match, from the ratings of the slots' players before the replay
-    (``start_*``, per slot) and the replay's history (after each slot)."""
-    mu = np.full(n_rows, np.nan)
-    sigma = np.full(n_rows, np.nan)
-    for p in range(len(row)):
-        if mu[row[p]] != mu[row[p]]:
-            mu[row[p]] = start_mu[p]
-            sigma[row[p]] = start_sigma[p]
-    out_mu = np.empty(len(row))
-    out_sigma = np.empty(len(row))
+def match_log_likelihoods(match_start: NDArray[np.int64], team_rank: NDArray[np.int64], loc: NDArray[np.float64],
+                          scale: NDArray[np.float64], out: NDArray[np.float64]) -> None:
+    """``out[m] = log P(match m's order)`` for independent logistic team performances (per team ``loc``, ``scale``):
+    :func:`podium.ordering.log_outcome`, ties as its average over the tied group's orders."""
+    size = np.ones(most_teams(match_start))
+    unused = np.empty(0)
     for m in range(len(match_start) - 1):
-        a = team_start[match_start[m]]
-        b = team_start[match_start[m + 1]]
-        for p in range(a, b):
-            out_mu[p] = mu[row[p]]
-            out_sigma[p] = sigma[row[p]]
-        for p in range(a, b):
-            mu[row[p]] = hist_mu[p]
-            sigma[row[p]] = hist_sigma[p]
-    return out_mu, out_sigma
-
-
-@jit
-def match_log_likelihoods(match_start: NDArray[np.int64], team_start: NDArray[np.int64],
-                          team_rank: NDArray[np.int64], weight: NDArray[np.float64], mu: NDArray[np.float64],
-                          sigma: NDArray[np.float64], initial: float, noise: float, out: NDArray[np.float64]) -> None:
-    """``out[m] = log P(match m's order)`` for independent logistic team performances of mean
-    ``initial + sum w (mu - initial)`` and variance ``sum w^2 (sigma^2 + noise)`` (per slot ``mu``, ``sigma``)."""
-    width = most_teams(match_start)
-    loc = np.empty(width)
-    scale = np.empty(width)
-    size = np.ones(width)
-    grad = np.empty(width)
-    for m in range(len(match_start) - 1):
-        t0 = match_start[m]
-        n = match_start[m + 1] - t0
-        for t in range(n):
-            a = team_start[t0 + t]
-            b = team_start[t0 + t + 1]
-            x = initial
-            v = 0.0
-            for p in range(a, b):
-                x += weight[p] * (mu[p] - initial)
-                v += weight[p] * weight[p] * (sigma[p] * sigma[p] + noise)
-            loc[t] = x
-            scale[t] = math.sqrt(v) / TANH_MULTIPLIER
-        out[m] = log_outcome(loc[:n], scale[:n], LOGISTIC, 0.0, team_rank[t0:t0 + n], size[:n], 0.0, False, grad,
-                             grad, 1.0)
+        a = match_start[m]
+        b = match_start[m + 1]
+        out[m] = log_outcome(loc[a:b], scale[a:b], LOGISTIC, 0.0, team_rank[a:b], size[:b - a], 0.0, False, unused,
+                             unused, 1.0)

@@ -2,6 +2,7 @@
 
 from .base import LikelihoodModel, Model
 from .elo import Elo, PairwiseElo
+from .elo_mmr import EloMMR
 from .glicko import Glicko2
 from .plackett_luce import PlackettLuce
 from .through_time import Smoothed, SmoothTrajectory, TrueSkillThroughTime
@@ -9,7 +10,7 @@ from .thurstone import Thurstone
 from .trueskill import ConvergenceWarning, TrueSkill
 
 __all__ = ["Model", "LikelihoodModel", "Elo", "PairwiseElo", "PlackettLuce", "Thurstone", "TrueSkill", "ConvergenceWarning", "MODELS",
-           "TrueSkillThroughTime", "Smoothed", "SmoothTrajectory", "Glicko2"]
+           "TrueSkillThroughTime", "Smoothed", "SmoothTrajectory", "Glicko2", "EloMMR"]
 
 #: Command-line names of the models.
 MODELS: dict[str, type[Model]] = {
@@ -19,4 +20,5 @@ MODELS: dict[str, type[Model]] = {
     "thurstone": Thurstone,
     "trueskill": TrueSkill,
     "glicko2": Glicko2,
+    "elo-mmr": EloMMR,
 }

@@ -13,7 +13,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..kernels.common import History, State, state_rows
-from ..kernels.elo_mmr import TANH_MULTIPLIER, extra_prior, match_log_likelihoods, replay_elo_mmr, slots_before
+from ..kernels.elo_mmr import TANH_MULTIPLIER, extra_prior, match_log_likelihoods, replay_elo_mmr
 from ..matches import Matches
 from ..ordering import log_win_probabilities
 from ..rating import Rating
@@ -110,7 +110,7 @@ class EloMMR(Model):
     >>> import podium
     >>> new = podium.EloMMR().rate(podium.Match([["ann"], ["bob"]]), {})
     >>> round(new["ann"].mu, 1), round(new["ann"].sigma, 1)
-    (1685.0, 190.8)
+    (1629.4, 171.2)
     """
 
     _fit_space = {"weight_limit": "positive", "sig_limit": "positive", "sigma": "positive"}
@@ -202,40 +202,42 @@ class EloMMR(Model):
 
     def _log_likelihoods(self, matches: Matches, mu: NDArray[np.float64], sigma: NDArray[np.float64],
                          out: NDArray[np.float64]) -> None:
-        match_log_likelihoods(matches.match_start, matches.team_start, matches.team_rank, matches.weight, mu, sigma,
-                              float(self.mu), self._noise(), out)
+        """Each match's ``log P(order)`` from its slots' ratings before it (``mu``, ``sigma`` per slot)."""
+        loc, sd = self._team_predictive(matches, mu, sigma)
+        match_log_likelihoods(matches.match_start, matches.team_rank, loc, sd / TANH_MULTIPLIER, out)
 
     def _deferred_log_likelihoods(self, matches: Matches, slot_index: NDArray[np.int64], state: State,
                                   history: History) -> Callable[[], NDArray[np.float64]]:
         """Exact ordering probabilities of fields of hundreds cost far more than the round's update: computed when
         read, from the ratings of the batch's players now and the replay's history."""
         rows = state_rows(matches, slot_index).copy()
-        start_mu, start_sigma, n_rows = state.mu[rows], state.sigma[rows], len(state.mu)
+        start_mu, start_sigma = state.mu[rows], state.sigma[rows]
 
         def compute() -> NDArray[np.float64]:
+            # each slot's rating before its match: its player's after the previous slot, or from before the batch
+            order = np.argsort(rows, kind="stable")
+            again = np.r_[False, rows[order][1:] == rows[order][:-1]]
+            earlier = np.r_[0, order[:-1]][again]
+            mu, sigma = start_mu.copy(), start_sigma.copy()
+            mu[order[again]], sigma[order[again]] = history.mu[earlier], history.sigma[earlier]
             out = np.empty(len(matches))
-            if len(matches):
-                mu, sigma = slots_before(rows, matches.match_start, matches.team_start, start_mu, start_sigma,
-                                         history.mu, history.sigma, n_rows)
-                self._log_likelihoods(matches, mu, sigma, out)
+            self._log_likelihoods(matches, mu, sigma, out)
             return out
 
         return compute
 
     def _team_predictive(self, packed: Matches, mu: NDArray[np.float64], sigma: NDArray[np.float64]
                          ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        """Each team's predictive mean and standard deviation (the Notes), from ratings per player index."""
-        w = packed.weight
-        m = mu[packed.player]
-        s = sigma[packed.player]
-        starts = packed.team_start[:-1]
-        loc = float(self.mu) + np.add.reduceat(w * (m - float(self.mu)), starts) if len(w) else np.zeros(0)
-        var = np.add.reduceat(w * w * (s * s + self._noise()), starts) if len(w) else np.zeros(0)
-        return loc, np.sqrt(var)
+        """Each team's predictive mean and standard deviation (the Notes), from ratings per player slot."""
+        if len(packed.weight) == 0:
+            return np.zeros(0), np.zeros(0)
+        w, initial, starts = packed.weight, float(self.mu), packed.team_start[:-1]
+        loc = initial + np.add.reduceat(w * (mu - initial), starts)
+        return loc, np.sqrt(np.add.reduceat(w * w * (sigma * sigma + self._noise()), starts))
 
     def _predictive(self, packed: Matches, mu: NDArray[np.float64], sigma: NDArray[np.float64]
                     ) -> tuple[NDArray[np.float64], NDArray[np.float64], str, float]:
-        loc, sd = self._team_predictive(packed, mu, sigma)
+        loc, sd = self._team_predictive(packed, mu[packed.player], sigma[packed.player])
         return loc, sd / TANH_MULTIPLIER, "logistic", 0.0
 
     def _skill_dynamics(self) -> tuple[float, float]:
