@@ -3,8 +3,8 @@
 :class:`StoreError` (a refusal with its HTTP status and field); the validation of what clients send (match
 records, player ids, lists of players and teams); and the conversion between the tables' rows and what the
 library and the API use: a league's row as :class:`LeagueInfo`, a stored record as a :class:`podium.Match`,
-the ``ratings`` rows as :class:`podium.PlayerState` (read, and the upsert that writes them), a stored match
-as the API shows it.
+the ``ratings`` rows as :class:`podium.PlayerState` (read and written in bulk: :mod:`podium.server.bulk`), a
+stored match as the API shows it.
 """
 
 from __future__ import annotations
@@ -16,15 +16,14 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from sqlalchemy import and_, bindparam, func, select
-from sqlalchemy.dialects import postgresql as postgresql_dialect
-from sqlalchemy.dialects import sqlite as sqlite_dialect
+from sqlalchemy import and_, func, select
 from sqlalchemy.engine import Connection
 
 from ..league import PlayerState
 from ..match import Match, MatchError
 from ..models import MODELS, Model
-from .db import bytes_to_extra, history, leagues, matches, null_to_nan, ratings
+from .bulk import read_states
+from .db import history, leagues, matches
 
 __all__ = ["StoreError", "LeagueInfo", "get_league", "check_player", "check_players", "parse_record"]
 
@@ -112,7 +111,8 @@ def parse_record(record: Any, max_players: int) -> tuple[Match, dict[str, Any]]:
     if isinstance(teams, list):
         size = sum(len(t) if isinstance(t, list) else 1 for t in teams)
         if size > max_players or len(teams) > max_players:
-            raise StoreError(422, "teams", f"'teams': at most {max_players} players in one match. Got {size}.")
+            raise StoreError(422, "teams", f"'teams': at most {max_players} players in one match (the server's "
+                                           f"max_players). Got {size}.")
         for i, team in enumerate(teams):
             if isinstance(team, list):
                 for j, player in enumerate(team):
@@ -192,35 +192,16 @@ def check_players(players: Any, max_players: int, field_name: str = "players") -
     for i, p in enumerate(players):
         check_player(p, f"{field_name}[{i}]")
     if len(set(players)) != len(players):
-        twice = next(p for p in players if players.count(p) > 1)
+        seen: set[str] = set()
+        twice = next(p for p in players if p in seen or seen.add(p))  # type: ignore[func-returns-value]
         raise StoreError(422, field_name, f"'{field_name}': player {twice!r} appears more than once.")
     return players
 
 
 # -- rows ----------------------------------------------------------------------------------------------------
-# Statements built once (see store.py's report path): the players' states, and the upsert that writes them.
-_STATES = (select(ratings.c.player, ratings.c.mu, ratings.c.sigma, ratings.c.games, ratings.c.last_time,
-                  ratings.c.extra)
-           .where(and_(ratings.c.league_id == bindparam("league"),
-                       ratings.c.player.in_(bindparam("players", expanding=True)))))
-
-
-def _upsert_states(dialect: Any) -> Any:
-    """``INSERT ... ON CONFLICT (league_id, player) DO UPDATE`` of ``ratings`` (SQLite and PostgreSQL say
-    it alike; SQLAlchemy builds it per dialect): one statement for the new and the known players."""
-    statement = dialect.insert(ratings)
-    return statement.on_conflict_do_update(
-        index_elements=[ratings.c.league_id, ratings.c.player],
-        set_={c: statement.excluded[c] for c in ("mu", "sigma", "games", "last_time", "extra")})
-
-
-_UPSERT_STATES = {"sqlite": _upsert_states(sqlite_dialect), "postgresql": _upsert_states(postgresql_dialect)}
-
-
 def _states(conn: Connection, league_id: int, players: Iterable[str]) -> dict[str, PlayerState]:
-    rows = conn.execute(_STATES, {"league": league_id, "players": list(players)})
-    return {r.player: PlayerState(float(r.mu), float(r.sigma), int(r.games), null_to_nan(r.last_time),
-                                  bytes_to_extra(r.extra)) for r in rows}
+    """The stored states of those of ``players`` the league knows (one statement: :mod:`podium.server.bulk`)."""
+    return read_states(conn, league_id, list(players))
 
 
 def _match_row(conn: Connection, league: LeagueInfo, match_id: str) -> Any:
@@ -269,9 +250,14 @@ def _out(league: LeagueInfo, row: Mapping[str, Any], record: dict[str, Any],
 
 
 def _before(conn: Connection, league: LeagueInfo, players: Sequence[str], seq: int) -> dict[str, tuple[float, float]]:
-    """Each player's rating just before match ``seq`` (the prior if it was their first)."""
+    """Each player's rating just before match ``seq`` (the prior if it was their first).
+
+    The players are those of the recorded match ``seq``, found by its own history rows (not sent as a list:
+    a round of 10,000 players would be a statement of 10,000 parameters, beyond SQLite's limit at 32,767).
+    """
+    own = select(history.c.player).where(and_(history.c.league_id == league.id, history.c.seq == seq))
     last = (select(history.c.player, func.max(history.c.seq).label("seq"))
-            .where(and_(history.c.league_id == league.id, history.c.player.in_(list(players)), history.c.seq < seq))
+            .where(and_(history.c.league_id == league.id, history.c.player.in_(own), history.c.seq < seq))
             .group_by(history.c.player).subquery())
     rows = conn.execute(select(history.c.player, history.c.mu, history.c.sigma).join(
         last, and_(history.c.player == last.c.player, history.c.seq == last.c.seq))

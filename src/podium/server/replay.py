@@ -14,19 +14,22 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from sqlalchemy import and_, delete, insert, select
+from sqlalchemy import and_, delete, select
 from sqlalchemy.engine import Connection, Engine
 
 from ..league import League
 from ..matches import Matches, _Packer
+from .bulk import insert_history, write_states
 from .db import bytes_to_extra, extra_to_bytes, history, matches, nan_to_null, ratings, write_transaction
-from .records import LeagueInfo, _UPSERT_STATES, get_league
+from .records import LeagueInfo, get_league
 
 __all__ = ["REPLAY_CHUNK", "log_chunks", "Difference", "rebuild"]
 
 REPLAY_CHUNK = 2_000  # matches per chunk when the log is replayed (Settings.replay_chunk)
 
-_NAMES_PER_STATEMENT = 1000  # players per IN list or upsert (SQLite takes 32,766 parameters, PostgreSQL 65,535)
+# Players per IN list (SQLite takes 32,766 parameters, PostgreSQL 65,535) and per bulk upsert: a round of
+# 10,000 players voided is one statement of each.
+_NAMES_PER_STATEMENT = 10_000
 
 
 def log_chunks(conn: Connection, league: LeagueInfo, chunk: int = REPLAY_CHUNK, *, since: int = -1
@@ -55,13 +58,13 @@ def log_chunks(conn: Connection, league: LeagueInfo, chunk: int = REPLAY_CHUNK, 
         result.close()
 
 
-def _history_rows(league: LeagueInfo, seqs: Sequence[int], first: int, slots: tuple[Any, list[str], Any, Any]
-                  ) -> list[dict[str, Any]]:
-    """History rows of a chunk replayed by :meth:`League.record_slots` (``first``: the league's match count
-    before it; ``seqs``: the chunk's seqs)."""
+def _insert_history(conn: Connection, league: LeagueInfo, seqs: Sequence[int], first: int,
+                    slots: tuple[Any, list[str], Any, Any]) -> None:
+    """Insert the history rows of a chunk replayed by :meth:`League.record_slots` (``first``: the league's match
+    count before it; ``seqs``: the chunk's seqs), in bulk (:func:`podium.server.bulk.insert_history`)."""
     slot_match, slot_player, mu, sigma = slots
-    return [{"league_id": league.id, "player": p, "seq": seqs[m - first], "mu": a, "sigma": b}
-            for m, p, a, b in zip(slot_match.tolist(), slot_player, mu.tolist(), sigma.tolist())]
+    insert_history(conn, league.id, slot_player, [seqs[m - first] for m in slot_match.tolist()], mu.tolist(),
+                   sigma.tolist())
 
 
 def _replay_from(conn: Connection, league: LeagueInfo, seq: int, also: Iterable[str] = (), *,
@@ -96,7 +99,7 @@ def _replay_from(conn: Connection, league: LeagueInfo, seq: int, also: Iterable[
             done = seqs[-1]
             first = population.n_matches
             slots = population.record_slots(packed[split:] if split else packed)
-            conn.execute(insert(history), _history_rows(league, seqs[split:], first, slots))
+            _insert_history(conn, league, seqs[split:], first, slots)
             affected.update(slots[1])
         if progress is not None:
             progress(len(seqs))
@@ -108,17 +111,14 @@ def _replay_from(conn: Connection, league: LeagueInfo, seq: int, also: Iterable[
 def _write_states(conn: Connection, league: LeagueInfo, population: League, players: Iterable[str]) -> None:
     """Store the states of ``players`` from ``population``; those it does not know leave the table."""
     names = sorted(players)
-    upsert = _UPSERT_STATES[conn.dialect.name]
     for start in range(0, len(names), _NAMES_PER_STATEMENT):
         part = names[start:start + _NAMES_PER_STATEMENT]
         states = population.states(part)
         gone = [p for p in part if p not in states]
         if gone:
             conn.execute(delete(ratings).where(and_(ratings.c.league_id == league.id, ratings.c.player.in_(gone))))
-        if states:
-            conn.execute(upsert, [{"league_id": league.id, "player": p, "mu": s.mu, "sigma": s.sigma,
-                                   "games": s.games, "last_time": nan_to_null(s.last_time),
-                                   "extra": extra_to_bytes(s.extra)} for p, s in states.items()])
+        write_states(conn, league.id, [(p, s.mu, s.sigma, s.games, nan_to_null(s.last_time), extra_to_bytes(s.extra))
+                                       for p, s in states.items()])
 
 
 @dataclass(frozen=True)
@@ -170,8 +170,9 @@ def rebuild(engine: Engine, league_name: str, *, write: bool = True, tolerance: 
             if write and found:
                 conn.execute(delete(history).where(condition))
                 if want:
-                    conn.execute(insert(history), [{"league_id": league.id, "player": p, "seq": q, "mu": a,
-                                                    "sigma": b} for (p, q), (a, b) in want.items()])
+                    keys, values = list(want), list(want.values())
+                    insert_history(conn, league.id, [p for p, _ in keys], [q for _, q in keys],
+                                   [a for a, _ in values], [b for _, b in values])
             return found
 
         population = League(league.model, keep_history=False)

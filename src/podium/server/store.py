@@ -33,11 +33,13 @@ from sqlalchemy.engine import Connection, Engine
 
 from ..league import League
 from ..match import Match, MatchError, parse_time
+from ..matches import Matches
 from ..models import MODELS, Model
+from .bulk import insert_history, read_states, write_states
 from .db import (extra_to_bytes, history, leagues, lock_league, matches, nan_to_null, ratings, read_transaction, tokens,
                  write_transaction)
-from .records import (LeagueInfo, StoreError, _UPSERT_STATES, _cached_model, _dump, _iso, _match_out, _match_row, _out,
-                      _same, _states, _to_match, check_players, get_league, parse_record)
+from .records import (LeagueInfo, StoreError, _cached_model, _dump, _iso, _match_out, _match_row, _out,
+                      _same, _to_match, check_players, get_league, parse_record)
 from .replay import Difference, REPLAY_CHUNK, _replay_from, log_chunks, rebuild
 from .teams import balance, predict
 
@@ -294,35 +296,30 @@ def _apply(conn: Connection, league: LeagueInfo, log: Sequence[Match], last: int
     ``last`` is the seq at the end of the log (None if it is empty), read under the lock.  Returns
     the seq of its first match and, for each match, each player's rating before and after it.  The caller
     writes the matches' own rows with those seqs, in the same transaction.
+
+    The matches are rated in one :meth:`League.record_slots` (each in order, as a replay of the log rates
+    them) and their players' rows read and written in bulk (:mod:`podium.server.bulk`): a statement per
+    table, not per player, so that a round of 10,000 players is a handful of statements.
     """
     first = 0 if last is None else int(last) + 1
     everyone = list(dict.fromkeys(p for match in log for p in match.players))
-    before = _states(conn, league.id, everyone)
+    before = read_states(conn, league.id, everyone)
     population = League(league.model, keep_history=False)
     population.set_states(before)
+    slot_match, slot_player, mu, sigma = population.record_slots(Matches.from_matches(log))
     prior = league.model.prior
     current = {p: (s.mu, s.sigma) for p, s in before.items()}
-    history_rows: list[dict[str, Any]] = []
-    changes = []
-    for k, match in enumerate(log):
-        players = match.players
-        population.record(match)
-        after = population.states(players)
-        change = []
-        for p in players:
-            was = current.get(p, (prior.mu, prior.sigma))
-            now = after[p]
-            current[p] = (now.mu, now.sigma)
-            change.append({"player": p, "before": {"mu": was[0], "sigma": was[1]},
-                           "after": {"mu": now.mu, "sigma": now.sigma}})
-            history_rows.append({"league_id": league.id, "player": p, "seq": first + k, "mu": now.mu,
-                                 "sigma": now.sigma})
-        changes.append(change)
+    matches_of_slots = slot_match.tolist()
+    mus, sigmas = mu.tolist(), sigma.tolist()
+    changes: list[list[dict[str, Any]]] = [[] for _ in log]
+    for k, p, a, b in zip(matches_of_slots, slot_player, mus, sigmas):
+        was = current.get(p, (prior.mu, prior.sigma))
+        current[p] = (a, b)
+        changes[k].append({"player": p, "before": {"mu": was[0], "sigma": was[1]}, "after": {"mu": a, "sigma": b}})
     final = population.states(everyone)
-    conn.execute(_UPSERT_STATES[conn.dialect.name], [
-        {"league_id": league.id, "player": p, "mu": s.mu, "sigma": s.sigma, "games": s.games,
-         "last_time": nan_to_null(s.last_time), "extra": extra_to_bytes(s.extra)} for p, s in final.items()])
-    conn.execute(insert(history), history_rows)
+    write_states(conn, league.id, [(p, s.mu, s.sigma, s.games, nan_to_null(s.last_time), extra_to_bytes(s.extra))
+                                   for p, s in final.items()])
+    insert_history(conn, league.id, slot_player, [first + k for k in matches_of_slots], mus, sigmas)
     return first, changes
 
 
