@@ -47,7 +47,11 @@ def serve(
     workers: Annotated[int, typer.Option(help="Server processes sharing the database.")] = 1,
     # Unset options take the PODIUM_* environment variable, else Settings' default (given in each help); the
     # settings without an option (PODIUM_PROVISIONAL_GAMES, PODIUM_INTEGRITY_MAX_MATCHES) come the same way.
-    max_body: Annotated[int | None, typer.Option("--max-body", help="Largest request body, in bytes (256 KiB).")] = None,
+    max_body: Annotated[int | None, typer.Option("--max-body", help=(
+        "Largest request body, in bytes (4 MiB: a report of 10,000 players with ids of up to 64 characters; "
+        "about 420 bytes a player of --max-players)."))] = None,
+    max_players: Annotated[int | None, typer.Option("--max-players", help=(
+        "Most players in one reported match (10,000); raise --max-body with it."))] = None,
     token_rate: Annotated[float | None, typer.Option("--token-rate", help=(
         "Requests per second, sustained, per token (bearer or session); 0 = no limit (20)."))] = None,
     token_burst: Annotated[int | None, typer.Option("--token-burst", help=(
@@ -76,7 +80,7 @@ def serve(
     from ..server.settings import SWITCH_INTERVAL
 
     given: dict[str, Any] = {
-        "db": db, "max_body_bytes": max_body, "token_rate": token_rate, "token_burst": token_burst,
+        "db": db, "max_body_bytes": max_body, "max_players": max_players, "token_rate": token_rate, "token_burst": token_burst,
         "address_rate": address_rate, "address_burst": address_burst, "trust_forwarded_host": trust_forwarded_host,
         "replay_chunk": replay_chunk}
     try:  # the environment's settings (app_from_env's very ones), with the options given over them

@@ -33,6 +33,7 @@ from .db import make_engine, migrate, read_transaction
 from .ratelimit import RateLimit
 from .settings import SWITCH_INTERVAL, Settings
 from .store import StoreError, TokenInfo
+from .teams import PREDICT_MAX_PLAYERS
 
 __all__ = ["create_app", "app_from_env", "settings_from_env"]
 
@@ -456,7 +457,7 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
             raise StoreError(422, "teams", "Give either 'teams' (a list of teams) or 'players' (one player per team).")
         teams = body.get("teams")
         if "players" in body:
-            players = store.check_players(body["players"], settings.max_players)
+            players = store.check_players(body["players"], min(settings.max_players, PREDICT_MAX_PLAYERS))
             if len(players) < 2:
                 raise StoreError(422, "players", f"'players' must hold at least two players. Got {players!r:.80}.")
             teams = [[p] for p in players]
@@ -542,7 +543,8 @@ def _warm_up(engine: Engine) -> None:
 
 # Settings read from the environment by app_from_env (and, for the limits, by ``podium serve``'s options).
 ENVIRONMENT = {
-    "PODIUM_DB": "db", "PODIUM_MAX_BODY": "max_body_bytes", "PODIUM_TOKEN_RATE": "token_rate",
+    "PODIUM_DB": "db", "PODIUM_MAX_BODY": "max_body_bytes", "PODIUM_MAX_PLAYERS": "max_players",
+    "PODIUM_TOKEN_RATE": "token_rate",
     "PODIUM_TOKEN_BURST": "token_burst", "PODIUM_ADDRESS_RATE": "address_rate",
     "PODIUM_ADDRESS_BURST": "address_burst", "PODIUM_TRUST_FORWARDED_HOST": "trust_forwarded_host",
     "PODIUM_REPLAY_CHUNK": "replay_chunk", "PODIUM_PROVISIONAL_GAMES": "provisional_games",

@@ -48,6 +48,7 @@ from ..match import MatchError, parse_time
 from ..models import MODELS
 from . import replay, store
 from .db import leagues, lock_league, matches, nan_to_null, read_transaction, tokens, write_transaction
+from .settings import MAX_PLAYERS
 from .store import LEAGUE_NAME, REPLAY_CHUNK, StoreError
 
 __all__ = ["FORMAT", "BackupError", "export_league", "import_league"]
@@ -146,7 +147,7 @@ def _open_write(path: Path, compress: bool) -> IO[str]:
 
 
 # -- import ---------------------------------------------------------------------------------------------------
-def import_league(engine: Engine, path: str | os.PathLike[str], *, name: str | None = None, max_players: int = 1000,
+def import_league(engine: Engine, path: str | os.PathLike[str], *, name: str | None = None, max_players: int = MAX_PLAYERS,
                   chunk: int = REPLAY_CHUNK, progress: Progress | None = None) -> tuple[str, dict[str, int]]:
     """Create a league from an export (see the module docstring); return its name and match counts by status.
 
@@ -159,7 +160,8 @@ def import_league(engine: Engine, path: str | os.PathLike[str], *, name: str | N
     name : str, optional
         The league's name here (default: the exported league's).
     max_players : int
-        Most players in one match (the server's ``Settings.max_players``).
+        Most players in one match (the server's ``Settings.max_players``; its default by default, so that
+        an export of a league with rounds of 10,000 players imports).
     chunk : int
         Matches read, checked and inserted at a time (and replayed at a time afterwards).
     progress : callable, optional

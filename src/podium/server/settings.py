@@ -6,7 +6,7 @@ import math
 import os
 from dataclasses import dataclass
 
-__all__ = ["Settings", "database_url", "SWITCH_INTERVAL"]
+__all__ = ["Settings", "database_url", "SWITCH_INTERVAL", "MAX_PLAYERS", "MAX_BODY_BYTES"]
 
 
 def database_url(url: str | None) -> str:
@@ -32,6 +32,12 @@ def database_url(url: str | None) -> str:
 # otherwise wait up to 5 ms for the event loop after each database round trip.
 SWITCH_INTERVAL = 0.001
 
+# The largest match a server takes by default: a programming-contest round (Codeforces' rounds have had over
+# 30,000 registrants, a few thousand rated; 10,000 covers the big rated rounds).  The body limit follows it:
+# see Settings.max_body_bytes.
+MAX_PLAYERS = 10_000
+MAX_BODY_BYTES = 4 * 1024 * 1024
+
 
 @dataclass(frozen=True)
 class Settings:
@@ -42,9 +48,25 @@ class Settings:
     db : str
         Database URL or SQLite file path (see :func:`database_url`).
     max_body_bytes : int
-        Largest request body accepted (413 beyond).
+        Largest request body accepted, in bytes (413 beyond).  It must hold a report of ``max_players`` players.
+        As JSON (``json.dumps``, ``", "`` separators) a player of a free-for-all costs its id plus 8 bytes
+        (``["id"], ``), a rank up to 7 (``12345, ``) and a weight about 8-25 (``[0.5], `` to a float's 17
+        digits): about 53 bytes with a 30-character id, rank and weight, 88 with a 64-character id.  An id
+        outside ASCII sent escaped (``\\uXXXX``, ``json.dumps``' default) costs 6 bytes a character: about 200
+        bytes with 30 characters.  So 10,000 players take 0.53 MB with 30-character ids, 0.88 MB with
+        64-character ones, 1.9 MB with 30-character escaped ones.  The default, 4 MiB, is about 420 bytes a
+        player of the default ``max_players``: 10,000 players with ids of up to 64 characters, or of up to 60
+        escaped ones, and a ``meta`` besides.  Raise the two together: ``max_body_bytes`` >= 420 x
+        ``max_players`` takes any such report; below about 100 x ``max_players``, full-size reports with
+        long ids are refused (413) before their players are counted.
     max_players : int
-        Most players in one reported match (the numerical contract covers 1,000 teams).
+        Most players in one reported or corrected match (a 422 naming ``teams`` beyond): 10,000 by default, a
+        large programming-contest round.  The report path reads and writes a match's players in bulk, so a
+        round of 10,000 is stored in well under a second of the server's own time (``benchmarks/
+        massive_server.py``); the model's rating of it takes what the model takes (0.2 s for Plackett-Luce,
+        about 1.4 s for TrueSkill, the round's write lock held meanwhile).  Predictions take at most 1,000
+        teams (:data:`podium.server.teams.PREDICT_MAX_PLAYERS`: their place probabilities are a square table)
+        and balanced teams at most 200 players, whatever this is.
     page_size : int
         Default and largest page of the leaderboard.
     busy_timeout : float
@@ -80,8 +102,8 @@ class Settings:
     """
 
     db: str = "podium.db"
-    max_body_bytes: int = 256 * 1024
-    max_players: int = 1000
+    max_body_bytes: int = MAX_BODY_BYTES
+    max_players: int = MAX_PLAYERS
     page_size: int = 50
     busy_timeout: float = 30.0
     token_rate: float = 20.0
@@ -99,11 +121,13 @@ class Settings:
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < math.inf:
                 raise ValueError(f"'{name}' must be a number of requests per second >= 0 (0 = no limit). "
                                  f"Got {value!r}.")
-        for name in ("token_burst", "address_burst", "replay_chunk", "integrity_max_matches"):
+        for name in ("token_burst", "address_burst", "replay_chunk", "integrity_max_matches", "max_body_bytes"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"'{name}' must be a whole number >= 1. Got {value!r}.")
 
+        if isinstance(self.max_players, bool) or not isinstance(self.max_players, int) or self.max_players < 2:
+            raise ValueError(f"'max_players' must be a whole number >= 2 (a match has two teams). Got {self.max_players!r}.")
         if isinstance(self.provisional_games, bool) or not isinstance(self.provisional_games, int) or self.provisional_games < 0:
             raise ValueError(f"'provisional_games' must be a whole number >= 0. Got {self.provisional_games!r}.")
 

@@ -14,9 +14,12 @@ from ..match import MatchError
 from ..rating import Rating
 from .records import LeagueInfo, StoreError, _check_teams, _states, check_players
 
-__all__ = ["predict", "balance"]
+__all__ = ["predict", "balance", "PREDICT_MAX_PLAYERS"]
 
 EXHAUSTIVE_SPLITS = 20_000
+# Most teams a prediction takes, whatever Settings.max_players says: its place probabilities are a table of
+# teams x places (1,000 teams: a million numbers, about 20 MB of JSON; 10,000 would be 100 times that).
+PREDICT_MAX_PLAYERS = 1_000
 
 
 def _ratings_of(conn: Connection, league: LeagueInfo, players: Iterable[str]) -> dict[str, Rating]:
@@ -24,8 +27,9 @@ def _ratings_of(conn: Connection, league: LeagueInfo, players: Iterable[str]) ->
 
 
 def predict(conn: Connection, league: LeagueInfo, teams: Any, max_players: int) -> dict[str, Any]:
-    """Win and place probabilities and match quality for ``teams`` (unknown players at the prior)."""
-    teams = _check_teams(teams, max_players)
+    """Win and place probabilities and match quality for ``teams`` (unknown players at the prior); at most
+    ``max_players`` players, and never more than :data:`PREDICT_MAX_PLAYERS`."""
+    teams = _check_teams(teams, min(max_players, PREDICT_MAX_PLAYERS))
     try:
         league.model._check_team_count(len(teams))
     except MatchError as error:
