@@ -734,7 +734,8 @@ def report() -> podium.Report:
 def test_report_figures(report: podium.Report) -> None:
     assert report.models == ["ts", "pl", "bare"]  # the order given
     for name in report.models:
-        assert set(report[name]) == {*METRICS, "calibration_error", "pairs", "matches", "seconds"}
+        assert set(report[name]) == {*METRICS, *podium.evaluate_contests.CONTEST_METRICS, "calibration_error", "pairs",
+                                     "matches", "seconds"}
         assert report[name]["seconds"] >= 0
     assert report["ts"]["pair_error"] == report.scores["ts"]["pair_error"]
     assert set(report.challenged) == {"ts", "pl", "bare"} and all(set(r) == {"ts", "pl", "bare"} for r in report.challenged.values())

@@ -19,6 +19,13 @@ of teams, draws and non-finishers:
   Summed, it is the filter's evidence ``log P(all outcomes)`` (chain rule); a whole-history smoother
   (:class:`podium.TrueSkillThroughTime`) reports its own estimate of that evidence per match here, and no
   pair metrics (it predicts nothing before a match).
+* ``pair_inversion`` and ``rank_deviation`` -- the Elo-MMR paper's figures (Ebtekar & Liu 2021, after its
+  reference implementation), for contests with many players: the share of each contestant's opponents that the
+  ratings before the round order correctly (higher is better), and how far each contestant's place by rating is
+  from its actual place, over ``n - 1`` (lower is better), each averaged over the contestants with at least
+  ``min_rounds`` earlier matches.  Computed from the models' ratings in ``O(n log n)`` a round; the definitions,
+  ties, non-finishers and teams are :mod:`podium.evaluate_contests`'s.  Report figures, not :func:`podium.fit`
+  targets (a ranking is piecewise constant in the hyperparameters).
 
 Predictions use the ratings as they stand before the match, as ``model.win_probabilities(teams, ratings)``
 does: TrueSkill's dynamics (``tau``, ``drift``) are added only when the match is rated.
@@ -50,11 +57,12 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from .evaluate_contests import CONTEST_METRICS, ContestField, ContestSums
 from .evaluate_replay import Rater, _check_model, _mean, _predict, _Predictions, _Structure
 from .match import Match
 from .matches import Matches
 
-__all__ = ["METRICS", "Rater", "Report", "calibration_error", "evaluate", "reliability"]
+__all__ = ["CONTEST_METRICS", "METRICS", "Rater", "Report", "calibration_error", "evaluate", "reliability"]
 
 #: The metrics of a :class:`Report`, each per model.  Lower is better except ``log_likelihood``.
 METRICS = ("pair_error", "pair_log_loss", "log_likelihood")
@@ -86,9 +94,9 @@ def _metric(s: _Structure, pred: _Predictions, metric: str) -> float:
     return _mean(error) if metric == "pair_error" else _mean(loss)
 
 
-def _check_metric(metric: str) -> str:
-    if metric not in METRICS:
-        raise ValueError(f"'metric' must be one of {METRICS}. Got {metric!r} instead.")
+def _check_metric(metric: str, allowed: tuple[str, ...] = METRICS) -> str:
+    if metric not in allowed:
+        raise ValueError(f"'metric' must be one of {allowed}. Got {metric!r} instead.")
     return metric
 
 
@@ -128,8 +136,8 @@ def calibration_error(p_first: NDArray[np.float64], won_first: NDArray[np.bool_]
 class Report:
     """The result of :func:`evaluate`.
 
-    ``report[name][metric]`` is one figure (``metric`` in :data:`METRICS`, or ``"pairs"``, ``"matches"``,
-    ``"seconds"``); ``report.challenged[a][b]`` is ``b``'s ``pair_error`` on the matches ``a`` finds most
+    ``report[name][metric]`` is one figure (``metric`` in :data:`METRICS` or :data:`CONTEST_METRICS`, or
+    ``"calibration_error"``, ``"pairs"``, ``"matches"``, ``"seconds"``); ``report.challenged[a][b]`` is ``b``'s ``pair_error`` on the matches ``a`` finds most
     tightly matched.  ``str(report)`` is a table; :meth:`to_dict`, :meth:`to_json` and :meth:`to_frame` give
     the figures as data.  ``NaN`` marks a metric a model does not define (JSON ``null``).
     """
@@ -146,12 +154,17 @@ class Report:
     connected_only: bool = False
     dropped_pairs: int = 0    # with connected_only: decided pairs left out, their players not yet connected
     dropped_matches: int = 0  # with connected_only: matches whose log-likelihood was left out for that reason
+    min_rounds: int = 5       # the contest metrics count contestants with at least this many earlier matches
+    rounds: int = 0           # the rounds the contest metrics count (scored, with an order among those counted)
+    contestants: int = 0      # the contestants they count, summed over those rounds
     # per counted pair: log P(first-listed team ahead), log P(second ahead) for each model; the outcome; the match
     _log_ahead: dict[str, tuple[NDArray[np.float64], NDArray[np.float64]]] = field(default_factory=dict, repr=False)
     _pair_won: NDArray[np.bool_] = field(default_factory=lambda: np.zeros(0, bool), repr=False)
     _pair_match: NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, np.int64), repr=False)
     # per scored match: each model's log-likelihood (None where it defines none)
     _log_likelihood: dict[str, NDArray[np.float64] | None] = field(default_factory=dict, repr=False)
+    # per counted round of the contest metrics: each model's sums (evaluate_contests.ContestSums)
+    _contest: dict[str, ContestSums] = field(default_factory=dict, repr=False)
 
     def __getitem__(self, name: str) -> dict[str, float]:
         return self.scores[self._name(name)]
@@ -178,25 +191,31 @@ class Report:
         correlated (a cluster-robust, "sandwich" estimate over matches): with ``D_m`` the sum of the
         per-pair differences of match ``m``, ``n_m`` its number of counted pairs and ``d`` the mean
         difference over all ``N`` pairs, ``se^2 = M / (M - 1) * sum_m (D_m - n_m d)^2 / N^2``.  For the
-        log-likelihood the matches themselves are the units.  A difference within about two standard
-        errors of zero is not evidence that one model predicts better.
+        log-likelihood the matches themselves are the units; for the contest metrics (:data:`CONTEST_METRICS`)
+        the contestants, clustered by round.  A difference within about two standard errors of zero is not
+        evidence that one model predicts better.
         """
-        _check_metric(metric)
+        _check_metric(metric, METRICS + CONTEST_METRICS)
         a, b = self._name(a), self._name(b)
-        if metric == "log_likelihood":
-            la, lb = self._log_likelihood[a], self._log_likelihood[b]
-            if la is None or lb is None:
-                return math.nan, math.nan
-            per, cluster = la - lb, np.arange(len(la))
+        if metric in CONTEST_METRICS:
+            ca, cb = self._contest[a], self._contest[b]
+            column = "correct" if metric == "pair_inversion" else "deviation"
+            sums, counts = getattr(ca, column) - getattr(cb, column), ca.n
         else:
-            per = self.pair_values(a, metric) - self.pair_values(b, metric)
-            cluster = self._pair_match
-        n = len(per)
+            if metric == "log_likelihood":
+                la, lb = self._log_likelihood[a], self._log_likelihood[b]
+                if la is None or lb is None:
+                    return math.nan, math.nan
+                per, cluster = la - lb, np.arange(len(la))
+            else:
+                per = self.pair_values(a, metric) - self.pair_values(b, metric)
+                cluster = self._pair_match
+            _, inverse, counts = np.unique(cluster, return_inverse=True, return_counts=True)
+            sums = np.bincount(inverse, weights=per)
+        n = float(np.sum(counts))
         if n == 0:
             return math.nan, math.nan
-        d = float(np.mean(per))
-        _, inverse, counts = np.unique(cluster, return_inverse=True, return_counts=True)
-        sums = np.bincount(inverse, weights=per)
+        d = float(np.sum(sums)) / n
         m = len(sums)
         if m < 2:
             return d, math.nan
@@ -221,6 +240,7 @@ class Report:
             "total_matches": self.total_matches, "start": self.start,
             "challenge": self.challenge, "min_games": self.min_games, "connected_only": self.connected_only,
             "dropped_pairs": self.dropped_pairs, "dropped_matches": self.dropped_matches,
+            "min_rounds": self.min_rounds, "rounds": self.rounds, "contestants": self.contestants,
             "models": {n: {k: clean(v) for k, v in row.items()} for n, row in self.scores.items()},
             "challenged": {a: {b: clean(v) for b, v in row.items()} for a, row in self.challenged.items()},
         }
@@ -236,7 +256,8 @@ class Report:
         return pd.DataFrame.from_dict(self.scores, orient="index")
 
     def table(self, title: str | None = None) -> Any:
-        """The figures as a rich ``Table`` (lower is better except the log-likelihood)."""
+        """The figures as a rich ``Table`` (lower is better except the log-likelihood and the pair inversion);
+        the contest metrics in percent, as the Elo-MMR paper prints them."""
         from rich.table import Table
 
         left_out = (f"; connected only: {self.dropped_pairs:,} pairs and {self.dropped_matches:,} matches left out"
@@ -244,12 +265,14 @@ class Report:
         table = Table(title=title or (
             f"{self.matches:,} matches scored ({self.pairs:,} decided pairs, {self.players:,} players){left_out}"))
         table.add_column("model", no_wrap=True)
-        for column in ("pair error", "pair log loss", "log-lik. / match", "calib. error", "seconds"):
+        for column in ("pair error", "pair log loss", "log-lik. / match", "calib. error",
+                       f"pair inv. % (≥{self.min_rounds})", f"rank dev. % (≥{self.min_rounds})", "seconds"):
             table.add_column(column, justify="right")
         for name, row in self.scores.items():
             table.add_row(name, _fmt(row["pair_error"], ".4f"), _fmt(row["pair_log_loss"], ".4f"),
                           _fmt(row["log_likelihood"], ".4f"), _fmt(row.get("calibration_error", math.nan), ".4f"),
-                          _fmt(row["seconds"], ".2f"))
+                          _fmt(100 * row.get("pair_inversion", math.nan), ".2f"),
+                          _fmt(100 * row.get("rank_deviation", math.nan), ".2f"), _fmt(row["seconds"], ".2f"))
         return table
 
     def challenged_table(self) -> Any:
@@ -320,6 +343,7 @@ def evaluate(
     start: int = 0,
     connected_only: bool = False,
     executor: Executor | None = None,
+    min_rounds: int = 5,
 ) -> Report:
     """Prequential evaluation of several models on one history (TrueSkill paper, section 5).
 
@@ -361,6 +385,11 @@ def evaluate(
         process or cluster executor pays that transfer once per model; its models must be picklable
         (podium's are) and each worker process compiles podium's kernels on first use (or loads them from
         numba's cache).  Default: one model after the other, in this thread.
+    min_rounds : int, default 5
+        The contest metrics (``pair_inversion``, ``rank_deviation``) count a contestant only when it (every member
+        of a team) had played at least this many earlier matches, the Elo-MMR paper's N = 5; the others are
+        taken out of the round before places are counted (:mod:`podium.evaluate_contests`).  ``1`` is the
+        reference implementation's figure over "everyone" (it does not count a player's first contest).
 
     Returns
     -------
@@ -383,6 +412,7 @@ def evaluate(
         raise ValueError(f"'challenge' must be a float in (0, 1]. Got {challenge!r} instead.")
     min_games = _check_count("min_games", min_games)
     start = _check_count("start", start)
+    min_rounds = _check_count("min_rounds", min_rounds)
     if not isinstance(connected_only, (bool, np.bool_)):
         raise ValueError(f"'connected_only' must be a bool. Got {connected_only!r:.80} instead.")
     executor = _check_executor(executor)
@@ -391,17 +421,21 @@ def evaluate(
         raise ValueError(f"'start' must be at most the number of matches ({len(packed)}). Got {start}.")
     s = _Structure(packed, start, min_games, bool(connected_only))
     if executor is None:
-        preds = {name: _predict(model, s, True, True) for name, model in models.items()}
+        preds = {name: _predict(model, s, True, True, True) for name, model in models.items()}
     else:
         for model in models.values():  # a class or a non-model fails here, before any task is sent
             _check_model(model)
-        futures = [executor.submit(_predict, model, s, True, True) for model in models.values()]
+        futures = [executor.submit(_predict, model, s, True, True, True) for model in models.values()]
         preds = dict(zip(models, _gather(futures)))
+    contest_field = ContestField(packed, s.scored, s.games, min_rounds)
     scores: dict[str, dict[str, float]] = {}
+    contest: dict[str, ContestSums] = {}
     for name, pred in preds.items():
         scores[name] = {m: _metric(s, pred, m) for m in METRICS}
         ece = calibration_error(np.exp(pred.log_ahead_a[s.counted]), s.outcome[s.counted] > 0) if pred.pairs \
             else math.nan
+        contest[name] = contest_field.sums(pred.strength)
+        scores[name].update({m: contest[name].metric(m) for m in CONTEST_METRICS})
         scores[name].update(calibration_error=ece, pairs=int(s.counted.sum()), matches=int(s.scored.sum()),
                             seconds=pred.seconds)
     challenged = _challenged(s, preds, float(challenge))
@@ -411,11 +445,13 @@ def evaluate(
         scores=scores, challenged=challenged, matches=int(s.scored.sum()), pairs=int(s.counted.sum()),
         players=len(players), challenge=float(challenge), min_games=min_games, start=start,
         total_matches=len(packed), connected_only=bool(connected_only), dropped_pairs=s.dropped_pairs,
-        dropped_matches=s.dropped_matches,
+        dropped_matches=s.dropped_matches, min_rounds=min_rounds, rounds=contest_field.rounds,
+        contestants=contest_field.contestants,
         _log_ahead={n: (p.log_ahead_a[s.counted], p.log_ahead_b[s.counted]) for n, p in preds.items()},
         _pair_won=won, _pair_match=s.pair_match[s.counted],
         _log_likelihood={n: p.log_likelihood[s.scored] if p.log_likelihood is not None else None
                          for n, p in preds.items()},
+        _contest=contest,
     )
 
 

@@ -26,6 +26,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 from numpy.typing import NDArray
 
+from .evaluate_contests import team_strengths_from_pairs
 from .match import Match
 from .matches import Matches
 from .models.base import Model
@@ -174,6 +175,7 @@ class _Predictions:
     seconds: float
     pairs: bool = True                        # False: a smoother, which predicts no pair before its match
     evidence: float | None = None             # a smoother's log evidence per scored match (see _predict_smoother)
+    strength: NDArray[np.float64] | None = None  # per team, its rating before the match (the contest metrics)
 
 
 # -- the replay -------------------------------------------------------------------------------------------------
@@ -220,7 +222,8 @@ def pair_log_probabilities(model: Model, slot_view: Matches, mu: NDArray[np.floa
     return pairs
 
 
-def _predict_podium(model: Model, s: _Structure, want_ll: bool, want_tight: bool) -> _Predictions:
+def _predict_podium(model: Model, s: _Structure, want_ll: bool, want_tight: bool,
+                    want_strength: bool = False) -> _Predictions:
     began = time.perf_counter()
     loglik = np.empty(len(s.matches)) if want_ll else None
     history, _ = _replay(model, s.matches, loglik)
@@ -231,7 +234,10 @@ def _predict_podium(model: Model, s: _Structure, want_ll: bool, want_tight: bool
         log_quality = getattr(model, "_log_qualities", None)
         # Ranked in log space: a 200-team field's quality underflows exp to 0 and would tie every match.
         tight = log_quality(s.slot_view, mu, sigma) if log_quality is not None else _uncertainty(s, la, lb)
-    return _Predictions(la, lb, loglik, tight, time.perf_counter() - began)
+    # A team's rating for the contest metrics: the location of its predicted performance (for one player an
+    # increasing function of mu), the model's own account of a team's strength.
+    strength = model._predictive(s.slot_view, mu, sigma)[0] if want_strength else None
+    return _Predictions(la, lb, loglik, tight, time.perf_counter() - began, strength=strength)
 
 
 def _uncertainty(s: _Structure, la: NDArray[np.float64], lb: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -242,7 +248,8 @@ def _uncertainty(s: _Structure, la: NDArray[np.float64], lb: NDArray[np.float64]
     return np.add.reduceat(upset, s.pair_start[:-1]) / np.diff(s.pair_start)
 
 
-def _predict_rater(rater: Any, s: _Structure, want_ll: bool, want_tight: bool) -> _Predictions:
+def _predict_rater(rater: Any, s: _Structure, want_ll: bool, want_tight: bool,
+                   want_strength: bool = False) -> _Predictions:
     """Evaluate a duck-typed :class:`Rater` match by match (for other libraries)."""
     began = time.perf_counter()
     matches = s.matches
@@ -279,7 +286,10 @@ def _predict_rater(rater: Any, s: _Structure, want_ll: bool, want_tight: bool) -
             qual[m] = quality(match.teams, before) if match.weights is None else quality(match.teams, before, match.weights)
         ratings.update(rater.rate(match, before))
     tight = qual if quality is not None else (_uncertainty(s, la, lb) if want_tight else None)
-    return _Predictions(la, lb, loglik if log_lik is not None else None, tight, time.perf_counter() - began)
+    # no rating to read: each team's mean predicted probability of finishing ahead of the others
+    strength = team_strengths_from_pairs(matches, s.a, s.b, la, lb) if want_strength else None
+    return _Predictions(la, lb, loglik if log_lik is not None else None, tight, time.perf_counter() - began,
+                        strength=strength)
 
 
 def _predict_smoother(model: TrueSkillThroughTime, s: _Structure) -> _Predictions:
@@ -314,11 +324,15 @@ def _check_model(model: Any) -> None:
             f"win_probabilities(teams, ratings). Got {type(model).__name__}: {model!r:.80}.")
 
 
-def _predict(model: Any, s: _Structure, want_ll: bool = True, want_tight: bool = True) -> _Predictions:
+def _predict(model: Any, s: _Structure, want_ll: bool = True, want_tight: bool = True,
+             want_strength: bool = False) -> _Predictions:
+    """One model's predictions over ``s``: pair probabilities always, the per-match log-likelihoods, the
+    tightness of each match and each team's rating before its match (:mod:`podium.evaluate_contests`) when
+    wanted (a smoother has no rating before a match)."""
     _check_model(model)
     if isinstance(model, Model):
-        return _predict_podium(model, s, want_ll, want_tight)
+        return _predict_podium(model, s, want_ll, want_tight, want_strength)
     if isinstance(model, TrueSkillThroughTime):
         return _predict_smoother(model, s)
-    return _predict_rater(model, s, want_ll, want_tight)
+    return _predict_rater(model, s, want_ll, want_tight, want_strength)
 
