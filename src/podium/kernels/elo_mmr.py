@@ -34,13 +34,12 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
-from ..densities import LOGISTIC
+from ..densities import LOGISTIC, logcdf
 from ..numerics import jit
-from ..ordering import log_outcome
 from .common import most_players, most_teams
 
 __all__ = ["TANH_MULTIPLIER", "NORMAL_MU", "NORMAL_SIG", "COUNT", "HEAD", "FACTORS", "extra_prior",
-           "replay_elo_mmr", "match_log_likelihoods"]
+           "replay_elo_mmr", "pair_log_probabilities", "pair_predictions", "match_log_likelihoods"]
 
 TANH_MULTIPLIER = math.pi / 1.7320508075688772  # pi / sqrt(3): a logistic of standard deviation s has scale s / this
 _WEIGHT_UNIT = 2.0 / (TANH_MULTIPLIER * TANH_MULTIPLIER)  # a factor's Gaussian weight is w_arg w_out times this
@@ -88,9 +87,7 @@ def _rating_root(x: float, lo: float, hi: float, nmu: float, nw: float, extra: N
     method from ``x`` on a bracket (a bisection whenever a step leaves it)."""
     x = min(max(x, lo), hi)
     for _ in range(_MAX_STEPS):
-        f = nw * (x - nmu)
-        f1 = nw
-        f2 = 0.0
+        f, f1, f2 = nw * (x - nmu), nw, 0.0
         for k in range(count):
             c = FACTORS + 3 * ((head + k) % cap)
             a = extra[r, c + 1]
@@ -127,28 +124,10 @@ def _halley(x: float, f: float, f1: float, f2: float, lo: float, hi: float, tol:
 
 
 @jit
-def _start(at: NDArray[np.float64], constant: float, e: float, e1: float, e2: float, lo: float, hi: float
-           ) -> float:
-    """Where a query starts: one Halley step from the previous query's last point ``at[0]``, at which the shared
-    sum's value and derivatives ``at[1:4]`` are known, its own terms' ``e, e1, e2`` added (no pass over the field)."""
-    x = at[0]
-    f = at[1] + e + constant
-    f1 = at[2] + e1
-    f2 = at[3] + e2
-    if not f1 < 0.0:
-        return x
-    den = 2.0 * f1 * f1 - f * f2
-    step = -2.0 * f * f1 / den if den > 0.0 else -f / f1
-    return min(max(x + step, lo), hi)
-
-
-@jit
 def _tie_sums(x: float, terms: NDArray[np.int64], counts: NDArray[np.float64], a: int, b: int,
               mu: NDArray[np.float64], arg: NDArray[np.float64], out: NDArray[np.float64]) -> tuple[float, float, float]:
     """``sum counts_k v_{terms_k}(x)`` and its two derivatives over ``k`` in ``[a, b)``."""
-    e = 0.0
-    e1 = 0.0
-    e2 = 0.0
+    e, e1, e2 = 0.0, 0.0, 0.0
     for k in range(a, b):
         j = terms[k]
         c = counts[k] * out[j]
@@ -168,19 +147,16 @@ def _solve_query(at: NDArray[np.float64], n: int, mu: NDArray[np.float64], arg: 
                  fresh: bool) -> float:
     """The zero of the decreasing ``constant + sum_{j < n} coef_j v_j / w_out_j + sum_{k in [a, b)} counts_k v_{terms_k}``
     (``coef_j``: the term's multiplicity in the equation times ``w_out_j``), by Halley's method on a bracket in
-    ``[lo, hi]``, from ``at[0]`` if ``fresh``, else from one Halley step off the previous query's last point ``at[0]``
-    (:func:`_start`).  ``at`` is left at the last point evaluated, with the shared sum's value and first two
-    derivatives there (without ``constant`` and the ``counts`` terms)."""
-    if not fresh:
-        e, e1, e2 = _tie_sums(at[0], terms, counts, a, b, mu, arg, out)
-        x = _start(at, constant, e, e1, e2, lo, hi)
-    else:
-        x = at[0]
-    x = min(max(x, lo), hi)
+    ``[lo, hi]``, from ``at[0]`` if ``fresh``, else from one Halley step off the previous query's last point ``at[0]``,
+    where the shared sum and its first two derivatives ``at[1:4]`` are known.  ``at`` is left at the last point
+    evaluated, with the shared sum there (without ``constant`` and the ``counts`` terms)."""
+    x = min(max(at[0], lo), hi)
+    if not fresh:  # the shared sum is known at at[0]: only this query's own terms are summed for the first step
+        e, e1, e2 = _tie_sums(x, terms, counts, a, b, mu, arg, out)
+        if at[2] + e1 < 0.0:
+            x, _ = _halley(x, at[1] + e + constant, at[2] + e1, at[3] + e2, lo, hi, tol)
     for _ in range(_MAX_STEPS):
-        g = 0.0
-        g1 = 0.0
-        g2 = 0.0
+        g, g1, g2 = 0.0, 0.0, 0.0
         for j in range(n):
             ar = arg[j]
             t = _tanh((x - mu[j]) * ar)
@@ -268,8 +244,8 @@ def _observe(extra: NDArray[np.float64], r: int, cap: int, perf: float, sig_perf
 
 @jit
 def _window(jb: NDArray[np.int64], n_terms: int, centre: int, size: int) -> tuple[int, int]:
-    """The reference's subsample: the ``size`` terms (by bucketed ``mu``) around the first whose bucket is at least
-    ``centre``: half each side, the rest from whichever side has more."""
+    """The reference's subsample: the terms (by bucketed ``mu``) around the first whose bucket is at least ``centre``,
+    ``size // 2`` each side of it (``size + 1`` in all for an even ``size``), the rest from the side that has more."""
     a = 0
     b = n_terms
     while a < b:  # lower bound of centre in the sorted jb
@@ -378,8 +354,7 @@ def _exact_performances(n: int, tkey: NDArray[np.int64], term_of: NDArray[np.int
     is known); a non-finisher's is its own: the finishers' sum, all of them ahead, and its own term as a tie.
     """
     order = np.argsort(tkey[:n], kind="mergesort")
-    total = 0.0
-    finished = 0.0
+    total, finished = 0.0, 0.0
     for t in range(n):
         total += jout[term_of[t]]
         if tkey[t] != _NOT_FINISHED:
@@ -472,9 +447,7 @@ def _fast_performances(n: int, tkey: NDArray[np.int64], term_of: NDArray[np.int6
             lcoef[m] = a * jout[j]
             m += 1
         # start where one logistic of the window's mean place and width would put the zero
-        total = 0.0
-        centre = 0.0
-        slope = 0.0
+        total, centre, slope = 0.0, 0.0, 0.0
         for k in range(m):
             total += lcoef[k]
             centre += lcoef[k] * lmu[k]
@@ -511,12 +484,9 @@ def replay_elo_mmr(
     keep_pre = len(pre_mu) > 0
     teams = most_teams(match_start)
     players = most_players(match_start, team_start)
-    scratch = np.empty((12, teams))  # per team, per term
-    tmu, tsig, tvar, perf, jmu, jsig, jarg, jout, jm, jmfin, coef, gcounts = scratch
-    ints = np.empty((6, teams + 1), dtype=np.int64)
-    tkey, term_of, jstart, jkeys, jb, gterms = ints
-    local = np.empty((3, min(size, teams)))
-    lmu, larg, lcoef = local
+    # per team, per term, per term of a window (up to size + 1 terms: the reference's takes size // 2 each side)
+    tmu, tsig, tvar, perf, jmu, jsig, jarg, jout, jm, jmfin, coef, gcounts, lmu, larg, lcoef = np.empty((15, teams + 1))
+    tkey, term_of, jstart, jkeys, jb, gterms = np.empty((6, teams + 1), dtype=np.int64)
     sp = np.empty(players)
     at = np.empty(4)
     sl2 = sig_limit * sig_limit
@@ -584,14 +554,42 @@ def replay_elo_mmr(
 
 
 @jit
+def pair_log_probabilities(la: float, sa: float, lb: float, sb: float) -> tuple[float, float]:
+    """``(log P(a ahead of b), log P(b ahead of a))`` for performances of means ``la``, ``lb`` and standard deviations
+    ``sa``, ``sb``, their difference taken as the logistic of standard deviation ``hypot(sa, sb)`` (the paper's
+    logistic terms: ``P = (1 + tanh(w_arg (la - lb))) / 2``)."""
+    z = (la - lb) * TANH_MULTIPLIER / math.hypot(sa, sb)
+    return logcdf(LOGISTIC, 0.0, z), logcdf(LOGISTIC, 0.0, -z)
+
+
+@jit
 def match_log_likelihoods(match_start: NDArray[np.int64], team_rank: NDArray[np.int64], loc: NDArray[np.float64],
-                          scale: NDArray[np.float64], out: NDArray[np.float64]) -> None:
-    """``out[m] = log P(match m's order)`` for independent logistic team performances (per team ``loc``, ``scale``):
-    :func:`podium.ordering.log_outcome`, ties as its average over the tied group's orders."""
-    size = np.ones(most_teams(match_start))
-    unused = np.empty(0)
+                          sd: NDArray[np.float64], out: NDArray[np.float64]) -> None:
+    """``out[m]``: match ``m``'s pairwise composite log-likelihood, the sum over pairs of teams of
+    :func:`pair_log_probabilities` of their order (a tie: the mean of both orders'; two non-finishers: nothing),
+    divided by ``n - 1`` for ``n > 2`` teams (each team's pairs count as one game, as Glicko-2's ``combine="mean"``);
+    for two teams ``log P(outcome)``.  Per team ``loc``, ``sd``."""
     for m in range(len(match_start) - 1):
-        a = match_start[m]
-        b = match_start[m + 1]
-        out[m] = log_outcome(loc[a:b], scale[a:b], LOGISTIC, 0.0, team_rank[a:b], size[:b - a], 0.0, False, unused,
-                             unused, 1.0)
+        a0 = match_start[m]
+        n = match_start[m + 1] - a0
+        total = 0.0
+        for a in range(a0, a0 + n):
+            for b in range(a + 1, a0 + n):
+                ra = team_rank[a] if team_rank[a] >= 0 else _NOT_FINISHED
+                rb = team_rank[b] if team_rank[b] >= 0 else _NOT_FINISHED
+                if ra == _NOT_FINISHED and rb == _NOT_FINISHED:
+                    continue
+                ahead, behind = pair_log_probabilities(loc[a], sd[a], loc[b], sd[b])
+                total += ahead if ra < rb else (behind if rb < ra else 0.5 * (ahead + behind))
+        out[m] = total / (n - 1) if n > 2 else total
+
+
+@jit
+def pair_predictions(loc: NDArray[np.float64], sd: NDArray[np.float64], a: NDArray[np.int64], b: NDArray[np.int64]
+                     ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """:func:`pair_log_probabilities` of each pair of teams ``a[k], b[k]``."""
+    la = np.empty(len(a))
+    lb = np.empty(len(a))
+    for k in range(len(a)):
+        la[k], lb[k] = pair_log_probabilities(loc[a[k]], sd[a[k]], loc[b[k]], sd[b[k]])
+    return la, lb

@@ -13,7 +13,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..kernels.common import History, State, state_rows
-from ..kernels.elo_mmr import TANH_MULTIPLIER, extra_prior, match_log_likelihoods, replay_elo_mmr
+from ..kernels.elo_mmr import TANH_MULTIPLIER, extra_prior, match_log_likelihoods, pair_predictions, replay_elo_mmr
 from ..matches import Matches
 from ..ordering import log_win_probabilities
 from ..rating import Rating
@@ -204,7 +204,7 @@ class EloMMR(Model):
                          out: NDArray[np.float64]) -> None:
         """Each match's ``log P(order)`` from its slots' ratings before it (``mu``, ``sigma`` per slot)."""
         loc, sd = self._team_predictive(matches, mu, sigma)
-        match_log_likelihoods(matches.match_start, matches.team_rank, loc, sd / TANH_MULTIPLIER, out)
+        match_log_likelihoods(matches.match_start, matches.team_rank, loc, sd, out)
 
     def _deferred_log_likelihoods(self, matches: Matches, slot_index: NDArray[np.int64], state: State,
                                   history: History) -> Callable[[], NDArray[np.float64]]:
@@ -240,6 +240,12 @@ class EloMMR(Model):
         loc, sd = self._team_predictive(packed, mu[packed.player], sigma[packed.player])
         return loc, sd / TANH_MULTIPLIER, "logistic", 0.0
 
+    def _pair_predictions(self, packed: Matches, mu: NDArray[np.float64], sigma: NDArray[np.float64],
+                          a: NDArray[np.int64], b: NDArray[np.int64]
+                          ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        loc, sd = self._team_predictive(packed, mu[packed.player], sigma[packed.player])
+        return pair_predictions(loc, sd, a, b)
+
     def _skill_dynamics(self) -> tuple[float, float]:
         # w sigma_L^2 before each round, drift_per_day per day of the time in seconds
         return float(self.weight_limit) * float(self.sig_limit) ** 2, float(self.drift_per_day) / 86400.0
@@ -247,3 +253,4 @@ class EloMMR(Model):
     def _log_win(self, packed: Matches, mu: NDArray[np.float64], sigma: NDArray[np.float64]) -> NDArray[np.float64]:
         loc, scale, density, _ = self._predictive(packed, mu, sigma)
         return log_win_probabilities(loc, density=density, scale=scale)
+
