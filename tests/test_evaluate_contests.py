@@ -8,6 +8,7 @@ those definitions out pair by pair, ``O(n^2)``, and everything fast is checked a
 
 from __future__ import annotations
 
+import json
 import math
 import time
 import warnings
@@ -261,7 +262,7 @@ def test_the_report_carries_the_contest_metrics() -> None:
     assert data["models"]["pl"]["pair_inversion"] == report["pl"]["pair_inversion"]
     assert data["models"]["smooth"]["rank_deviation"] is None
     text = str(report)
-    assert "pair inv. % (≥2)" in text and f"{100 * report['pl']['pair_inversion']:.2f}" in text
+    assert "pair inv. %" in text and "with ≥ 2 earlier matches" in " ".join(text.split()) and f"{100 * report['pl']['pair_inversion']:.2f}" in text
     pd = pytest.importorskip("pandas")
     frame = report.to_frame()
     assert isinstance(frame, pd.DataFrame) and frame.loc["ts", "rank_deviation"] == report["ts"]["rank_deviation"]
@@ -334,3 +335,47 @@ def test_codeforces_early_against_the_definitions() -> None:
     assert (report.rounds, report.contestants) == (rounds, total)
     assert report["pl"]["pair_inversion"] == pytest.approx(correct / total, rel=1e-12)
     assert report["pl"]["rank_deviation"] == pytest.approx(deviation / total, rel=1e-12)
+
+
+# -- the command line -----------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def ffa_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("contests") / "ffa.jsonl"
+    podium.write_matches(podium.simulate(30, 120, teams=6, seed=7).matches, path)
+    return path
+
+
+def test_cli_evaluate_shows_the_contest_metrics(ffa_file: Path) -> None:
+    """``podium evaluate --start --min-rounds``: the table's two percent columns and the JSON equal the library's."""
+    from typer.testing import CliRunner
+
+    from podium.cli import app
+
+    runner = CliRunner()
+    args = ["evaluate", str(ffa_file), "--model", "plackett-luce", "--start", "20", "--min-rounds", "3"]
+    report = podium.evaluate(podium.read_matches(ffa_file), {"plackett-luce": podium.PlackettLuce()}, start=20,
+                             min_rounds=3)
+    table = runner.invoke(app, args)
+    assert table.exit_code == 0, table.output
+    row = next(line for line in table.output.splitlines() if line.startswith("│ plackett-luce"))
+    cells = [c.strip() for c in row.strip("│").split("│")]
+    assert cells[5:7] == [f"{100 * report['plackett-luce'][m]:.2f}" for m in CONTEST_METRICS]
+    assert "matches 21-120 of 120" in table.output
+    assert f"over {report.contestants:,} contestants with ≥ 3 earlier matches in {report.rounds:,} rounds" in " ".join(
+        table.output.split())
+    data = json.loads(runner.invoke(app, [*args, "--json"]).stdout)
+    assert (data["start"], data["min_rounds"], data["rounds"], data["contestants"]) == (
+        20, 3, report.rounds, report.contestants)
+    for m in CONTEST_METRICS:
+        assert data["models"]["plackett-luce"][m] == report["plackett-luce"][m]
+
+
+@pytest.mark.parametrize(("option", "value"), [("--min-rounds", "-1"), ("--start", "-1"), ("--start", "121")])
+def test_cli_evaluate_names_a_bad_option(ffa_file: Path, option: str, value: str) -> None:
+    from typer.testing import CliRunner
+
+    from podium.cli import app
+
+    result = CliRunner().invoke(app, ["evaluate", str(ffa_file), "--model", "plackett-luce", option, value])
+    assert result.exit_code != 0 and option in result.output and value in result.output
+    assert "Traceback" not in result.output

@@ -265,8 +265,11 @@ class Report:
         table = Table(title=title or (
             f"{self.matches:,} matches scored ({self.pairs:,} decided pairs, {self.players:,} players){left_out}"))
         table.add_column("model", no_wrap=True)
-        for column in ("pair error", "pair log loss", "log-lik. / match", "calib. error",
-                       f"pair inv. % (≥{self.min_rounds})", f"rank dev. % (≥{self.min_rounds})", "seconds"):
+        table.caption = (f"pair inv. % (higher is better), rank dev. %: the Elo-MMR paper's metrics, over "
+                         f"{self.contestants:,} contestants with ≥ {self.min_rounds} earlier matches in "
+                         f"{self.rounds:,} rounds")
+        for column in ("pair error", "pair log loss", "log-lik. / match", "calib. error", "pair inv. %",
+                       "rank dev. %", "seconds"):
             table.add_column(column, justify="right")
         for name, row in self.scores.items():
             table.add_row(name, _fmt(row["pair_error"], ".4f"), _fmt(row["pair_log_loss"], ".4f"),

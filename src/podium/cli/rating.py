@@ -153,8 +153,13 @@ def evaluate_command(
     json_: Annotated[bool, typer.Option("--json", help="Print the report as JSON instead of tables.")] = False,
     plot: Annotated[Path | None, typer.Option("--plot", help="Write a figure (comparison, calibration, trajectories) to this file.")] = None,
     skip_invalid: Annotated[bool, typer.Option("--skip-invalid", help="Leave out malformed records (with a warning).")] = False,
+    start: Annotated[int, typer.Option("--start", help="Score only matches from this index on (the earlier ones are rated, "
+                                                       "a burn-in); with --fit, the later of this and the split.")] = 0,
+    min_rounds: Annotated[int, typer.Option("--min-rounds", help="Pair inversion and rank deviation (the Elo-MMR paper's) "
+                                                                 "count contestants with this many earlier matches.")] = 5,
 ) -> None:
-    """Predict every match from the ratings before it and compare models (TrueSkill paper, section 5)."""
+    """Predict every match from the ratings before it and compare models (TrueSkill paper, section 5; pair
+    inversion and rank deviation: Elo-MMR paper, Ebtekar & Liu 2021)."""
     from ..evaluate import evaluate
     from ..fit import fit
 
@@ -163,8 +168,13 @@ def evaluate_command(
     models = dict(parse_model_spec(spec) for spec in (specs or _default_models(matches)))
     if min_games < 0:
         raise typer.BadParameter(f"must be >= 0, got {min_games}", param_hint="--min-games")
-    start = 0
+    if min_rounds < 0:
+        raise typer.BadParameter(f"must be >= 0, got {min_rounds}", param_hint="--min-rounds")
+    if not 0 <= start <= len(matches):
+        raise typer.BadParameter(f"must be in [0, {len(matches)}] (the number of matches), got {start}",
+                                 param_hint="--start")
     fitted: dict[str, dict[str, float]] = {}
+    trained = 0  # the matches the fitted models were fitted on
     try:
         if fit_:
             if not 0.0 < split < 1.0:
@@ -177,10 +187,11 @@ def evaluate_command(
                 assert isinstance(result.model, Model)  # the command line evaluates filters
                 models[f"{label} (fitted)"] = result.model
                 fitted[label] = result.params
-                start = result.split
+                trained = result.split
+                start = max(start, trained)
         with console.status("evaluating"):
             report = evaluate(matches, models, min_games=min_games, challenge=challenge, start=start,
-                              connected_only=connected_only)
+                              connected_only=connected_only, min_rounds=min_rounds)
     except (MatchError, ValueError) as error:
         console.print(f"[red]error:[/red] {error}")
         raise typer.Exit(1) from None
@@ -190,7 +201,8 @@ def evaluate_command(
         typer.echo(json.dumps(data, indent=2))
     else:
         where = (f"held-out part: matches {start + 1:,}-{len(matches):,} of {len(matches):,} (fitted on the first "
-                 f"{start:,})" if start else f"all {len(matches):,} matches")
+                 f"{trained:,})" if trained else f"matches {start + 1:,}-{len(matches):,} of {len(matches):,}" if start
+                 else f"all {len(matches):,} matches")
         if connected_only:
             where += (f"; connected only: {report.dropped_pairs:,} pairs and {report.dropped_matches:,} matches "
                       "left out")
