@@ -61,12 +61,12 @@ class Settings:
         long ids are refused (413) before their players are counted.
     max_players : int
         Most players in one reported or corrected match (a 422 naming ``teams`` beyond): 10,000 by default, a
-        large programming-contest round.  The report path reads and writes a match's players in bulk, so a
-        round of 10,000 is stored in well under a second of the server's own time (``benchmarks/
-        massive_server.py``); the model's rating of it takes what the model takes (0.2 s for Plackett-Luce,
-        about 1.4 s for TrueSkill, the round's write lock held meanwhile).  Predictions take at most 1,000
-        teams (:data:`podium.server.teams.PREDICT_MAX_PLAYERS`: their place probabilities are a square table)
-        and balanced teams at most 200 players, whatever this is.
+        large programming-contest round.  The report path reads and writes a match's players in bulk, so the
+        server's own part of a 10,000-player round is about 0.3-0.6 s on SQLite (``benchmarks/
+        massive_server.py``, a loaded two-core machine); the model's rating of it takes what the model takes
+        (0.2-0.3 s for Plackett-Luce, about 3 s for TrueSkill), the league's write lock held meanwhile.
+        Predictions take at most 1,000 teams (:data:`podium.server.teams.PREDICT_MAX_PLAYERS`: their place
+        probabilities are a square table) and balanced teams at most 200 players, whatever this is.
     page_size : int
         Default and largest page of the leaderboard.
     busy_timeout : float
