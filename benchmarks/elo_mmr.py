@@ -35,13 +35,14 @@ def main() -> None:
                                            for i, m in enumerate(raw)])
     contests = []
     for i, match in enumerate(raw):
-        order = sorted(range(len(match.ranks)), key=lambda t: match.ranks[t])
+        ranks = [-1 if r is None else r for r in match.ranks]  # (codeforces_early has no None)
+        order = sorted(range(len(ranks)), key=lambda t: ranks[t])
         first: dict[int, int] = {}
         last: dict[int, int] = {}
         for k, t in enumerate(order):
-            first.setdefault(match.ranks[t], k)
-            last[match.ranks[t]] = k
-        contests.append(em.Contest([(match.teams[t][0], first[match.ranks[t]], last[match.ranks[t]]) for t in order],
+            first.setdefault(ranks[t], k)
+            last[ranks[t]] = k
+        contests.append(em.Contest([(match.teams[t][0], first[ranks[t]], last[ranks[t]]) for t in order],
                                    name=str(i), time_seconds=86400 * (i + 1)))
     for variant in ("mmr", "mmr-fast"):
         model = podium.EloMMR(variant=variant)

@@ -30,7 +30,7 @@ def _contests(matches: podium.Matches, em: object) -> list[object]:
     ``hi`` the first and last position of the player's tied group."""
     contests = []
     for i, match in enumerate(matches):
-        ranks = match.ranks
+        ranks = [-1 if r is None else r for r in match.ranks]  # (codeforces_early has no None)
         order = sorted(range(len(ranks)), key=lambda t: ranks[t])
         first: dict[int, int] = {}
         last: dict[int, int] = {}

@@ -67,7 +67,7 @@ def _bucket(a: float, width: float) -> int:
     q = a / width
     if q != q:
         return 0
-    r = math.trunc(q)
+    r = float(np.trunc(q))
     if abs(q - r) >= 0.5:
         r += 1.0 if q > 0.0 else -1.0
     return int(min(max(r, -2147483648.0), 2147483647.0))
@@ -125,7 +125,8 @@ def _halley(x: float, f: float, f1: float, f2: float, lo: float, hi: float, tol:
 
 @jit
 def _tie_sums(x: float, terms: NDArray[np.int64], counts: NDArray[np.float64], a: int, b: int,
-              mu: NDArray[np.float64], arg: NDArray[np.float64], out: NDArray[np.float64]) -> tuple[float, float, float]:
+              mu: NDArray[np.float64], arg: NDArray[np.float64], out: NDArray[np.float64]
+              ) -> tuple[float, float, float]:
     """``sum counts_k v_{terms_k}(x)`` and its two derivatives over ``k`` in ``[a, b)``."""
     e, e1, e2 = 0.0, 0.0, 0.0
     for k in range(a, b):
@@ -145,7 +146,7 @@ def _solve_query(at: NDArray[np.float64], n: int, mu: NDArray[np.float64], arg: 
                  out: NDArray[np.float64], coef: NDArray[np.float64], terms: NDArray[np.int64],
                  counts: NDArray[np.float64], a: int, b: int, constant: float, lo: float, hi: float, tol: float,
                  fresh: bool) -> float:
-    """The zero of the decreasing ``constant + sum_{j < n} coef_j v_j / w_out_j + sum_{k in [a, b)} counts_k v_{terms_k}``
+    """The zero of the decreasing ``constant + sum_{j<n} coef_j v_j / w_out_j + sum_{a<=k<b} counts_k v_{terms_k}``
     (``coef_j``: the term's multiplicity in the equation times ``w_out_j``), by Halley's method on a bracket in
     ``[lo, hi]``, from ``at[0]`` if ``fresh``, else from one Halley step off the previous query's last point ``at[0]``,
     where the shared sum and its first two derivatives ``at[1:4]`` are known.  ``at`` is left at the last point
@@ -280,7 +281,7 @@ def _team_terms(team_start: NDArray[np.int64], t0: int, n: int, row: NDArray[np.
                 sp: NDArray[np.float64], p0: int, initial: float, tmu: NDArray[np.float64],
                 tsig: NDArray[np.float64], tvar: NDArray[np.float64]) -> None:
     """Each team's term: ``initial + sum_i w_i (mu_i - initial)`` and ``sqrt(sum_i w_i^2 (sigma_i^2 + sigma_perf_i^2))``
-    (``tvar`` the variance); a lone player of weight 1 is its own ``(mu, hypot(sigma, sigma_perf))``, as the reference's."""
+    (``tvar`` the variance); a lone player of weight 1 is ``(mu, hypot(sigma, sigma_perf))``, as the reference's."""
     for t in range(n):
         a = team_start[t0 + t]
         b = team_start[t0 + t + 1]
