@@ -200,7 +200,7 @@ class Report:
         if metric in CONTEST_METRICS:
             ca, cb = self._contest[a], self._contest[b]
             column = "correct" if metric == "pair_inversion" else "deviation"
-            sums, counts = getattr(ca, column) - getattr(cb, column), ca.n
+            sums, counts = getattr(ca, column) - getattr(cb, column), ca.n  # per round: sums over n contestants
         else:
             if metric == "log_likelihood":
                 la, lb = self._log_likelihood[a], self._log_likelihood[b]
@@ -210,8 +210,8 @@ class Report:
             else:
                 per = self.pair_values(a, metric) - self.pair_values(b, metric)
                 cluster = self._pair_match
-            _, inverse, counts = np.unique(cluster, return_inverse=True, return_counts=True)
-            sums = np.bincount(inverse, weights=per)
+            _, inverse, pairs = np.unique(cluster, return_inverse=True, return_counts=True)
+            sums, counts = np.bincount(inverse, weights=per), pairs.astype(np.float64)
         n = float(np.sum(counts))
         if n == 0:
             return math.nan, math.nan

@@ -49,6 +49,12 @@ reference's figure over "everyone" leaves out a player's first contest (players 
 which is ``min_rounds=1`` here; ``min_rounds=0`` also counts newcomers at the prior.  Elo-MMR's replay skips a
 contest that is all one tie without adding it to anyone's history, whereas podium rates and counts every match.
 
+Earlier revisions of the reference differ: ``metrics.rs`` at ``506b12f`` counted a pair as correct only when
+the one ahead was rated strictly higher (equal ratings were wrong), and the older ``ranking/src/metrics.rs``
+averaged per round, with the midpoint of a tie as the place and ``n^2`` as the divisor.  The merge-sort
+revision is followed here because it is the later one; in it a pair rated equal, which has no higher-rated
+member to be wrong about, is not an inversion.
+
 Each round costs ``O(n log n)``: two sorts and a Fenwick tree that counts the inversions.
 """
 
@@ -165,7 +171,6 @@ class ContestField:
         self.match = team_match[self.team]        # int64[N]: each one's match
         self.rid, self.round_start, self.gid, self.lo, self.hi = _layout(self.match, key[keep])
         self.size = np.diff(self.round_start)     # int64[R]: n of each counted round
-        self.round_match = self.match[self.round_start[:-1]]  # int64[R]: the match of each counted round
 
     @property
     def rounds(self) -> int:
@@ -227,12 +232,12 @@ def team_strengths_from_pairs(matches: Matches, a: NDArray[np.int64], b: NDArray
         return total / others
 
 
-def round_metrics(ratings: Sequence[float], ranks: Sequence[int | None]) -> tuple[float, float]:
+def round_metrics(ratings: Sequence[float] | NDArray[np.float64], ranks: Sequence[int | None]) -> tuple[float, float]:
     """The two metrics of one round: ``(pair_inversion, rank_deviation)``, each the mean over the contestants.
 
     Parameters
     ----------
-    ratings : sequence of float
+    ratings : sequence of float or float64 array
         Each contestant's rating before the round (higher is stronger).
     ranks : sequence of int or None
         Each contestant's finishing rank, 0 best, equal ranks tied, ``None`` a non-finisher (below every
