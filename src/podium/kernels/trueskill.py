@@ -12,9 +12,10 @@ from numpy.typing import NDArray
 
 from ..numerics import BELOW, DRAW, WIN, jit, tilted_messages
 from .common import most_players, most_teams
+from ..moment_chain import order_moments
 from .ep import canonical_order, expectation_propagation, team_log_outcome, tie_rotations
 
-__all__ = ["SIGMA_MAX", "team_priors", "condition", "two_teams", "apply_messages", "skill_var", "match_workspace", "rate_teams",
+__all__ = ["SIGMA_MAX", "team_priors", "condition", "two_teams", "apply_messages", "skill_var", "match_workspace", "rate_teams", "exact_messages",
            "replay_trueskill", "history_log_likelihoods", "log_match_quality", "log_qualities"]
 
 
@@ -138,9 +139,12 @@ def rate_teams(
     margin: float, tolerance: float, max_iterations: int, tm: NDArray[np.float64], tv: NDArray[np.float64],
     size: NDArray[np.float64], pi: NDArray[np.float64], tau_msg: NDArray[np.float64], order: NDArray[np.int64],
     starts: NDArray[np.int64], iw: NDArray[np.int64], fw: NDArray[np.float64], new_mu: NDArray[np.float64],
-    new_var: NDArray[np.float64],
+    new_var: NDArray[np.float64], exact: bool = False,
 ) -> int:
     """The update of a match of three or more teams: each player's change of mean and new variance.
+
+    ``exact``: the assumed-density update of :func:`exact_messages` (places ordered, draws within the
+    margin) instead of the paper's expectation propagation on its chain of margins.
 
     Player slot ``p`` of the match (teams ``t0 .. t0 + n``) has mean ``mu[row[p]]`` and variance ``var[p - p0]``
     (dynamics already added); ``new_mu[p - p0]`` receives the change of its mean and ``new_var[p - p0]`` its
@@ -153,6 +157,10 @@ def rate_teams(
     ``tolerance``.
     """
     team_priors(team_start, t0, n, row, weight, mu, var, p0, beta2, center, tm, tv, size)
+    if exact:
+        ok = exact_messages(tm[:n], tv[:n], rank, size[:n], margin, pi, tau_msg, fw[0], fw[1])
+        apply_messages(team_start, t0, n, row, weight, var, p0, tm, tv, pi, tau_msg, new_mu, new_var, 1.0)
+        return 0 if ok else 1
     unconverged = 0
     groups, finishers = canonical_order(tm[:n], tv[:n], rank, size[:n], order, starts)
     runs = tie_rotations(starts, groups)
@@ -170,14 +178,50 @@ def rate_teams(
 
 
 @jit
+def exact_messages(tm: NDArray[np.float64], tv: NDArray[np.float64], rank: NDArray[np.int64],
+                   size: NDArray[np.float64], margin: float, pi: NDArray[np.float64], tau_msg: NDArray[np.float64],
+                   post_mean: NDArray[np.float64], post_var: NDArray[np.float64]) -> bool:
+    """Each team's message ``(pi, tau)`` of the assumed-density update: the Gaussian whose product with the
+    team's prior ``N(tm, tv)`` has the exact posterior's mean ``m'`` and variance ``v'`` of its performance
+    given the outcome (:func:`podium.moment_chain.order_moments`: places ordered, a tied group within the
+    draw margin below its best, non-finishers below the last finisher), ``pi = 1/v' - 1/tv`` and
+    ``tau = m'/v' - tm/tv``; passed down to the players (:func:`apply_messages`) it gives each player the
+    exact posterior's mean and variance of its skill (Gaussian conditioning through the team sum).  The
+    posterior of a performance under an ordering likelihood is never wider than its prior (the likelihood is
+    log-concave: Prekopa's theorem, and Brascamp-Lieb), so ``pi >= 0`` up to rounding, which is clipped.
+    Returns False when the moments failed their self-check: the messages are then zero (the prior kept)."""
+    n = len(tm)
+    loc = tm.copy()
+    scale = np.empty(n)
+    for t in range(n):
+        scale[t] = math.sqrt(tv[t])
+    _, ok = order_moments(loc, scale, rank, size, margin, False, post_mean[:n], post_var[:n])
+    for t in range(n):
+        if not ok:
+            pi[t] = tau_msg[t] = 0.0
+            continue
+        v = post_var[t]
+        if not v > 0.0:
+            v = tv[t] * 1e-12
+        p = max(1.0 / v - 1.0 / tv[t], 0.0)
+        pi[t] = p
+        # tau - pi tm = (m' - tm)(1 + pi tv) / tv: the mean's move exact even where pi was clipped
+        tau_msg[t] = p * tm[t] + (post_mean[t] - tm[t]) * (1.0 + p * tv[t]) / tv[t]
+    return ok
+
+
+@jit
 def replay_trueskill(
     match_start: NDArray[np.int64], team_start: NDArray[np.int64], team_rank: NDArray[np.int64],
     row: NDArray[np.int64], weight: NDArray[np.float64], time: NDArray[np.float64],
     mu: NDArray[np.float64], sigma: NDArray[np.float64], games: NDArray[np.int64], last_time: NDArray[np.float64],
     hist_mu: NDArray[np.float64], hist_sigma: NDArray[np.float64], loglik: NDArray[np.float64],
     beta: float, tau: float, drift: float, margin: float, tolerance: float, max_iterations: int, center: float,
+    exact: bool = False,
 ) -> int:
     """Replay a history under TrueSkill, in place; return how many matches did not converge.
+
+    ``exact``: matches of three or more teams by :func:`exact_messages` (see :func:`rate_teams`).
 
     Team performances are measured from ``center`` (:func:`team_priors`).
 
@@ -266,7 +310,7 @@ def replay_trueskill(
         else:
             unconverged += rate_teams(team_start, t0, n, row, weight, mu, var, p0, rank, beta2, center, margin,
                                       tolerance, max_iterations, tm, tv, size, pi, tau_msg, order, starts, iw, fw,
-                                      new_mu, new_var)
+                                      new_mu, new_var, exact)
         for p in range(p0, p1):
             r = row[p]
             mu[r] += new_mu[p - p0]
