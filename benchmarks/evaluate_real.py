@@ -7,11 +7,13 @@ records are left out and counted), the history is split in time order: the first
 part, the last 30 % the *held-out* part.
 
 * podium's models at their defaults: ``Elo()`` (only where every match has two teams), ``PairwiseElo()``,
-  ``PlackettLuce()``, ``Thurstone()``, ``TrueSkill()``, ``Glicko2()`` (one match per rating period);
+  ``PlackettLuce()``, ``Thurstone()``, ``TrueSkill()``, ``Glicko2()`` (one match per rating period),
+  ``EloMMR()`` (the Elo-MMR paper's ``mmr``);
 * the same models *fitted*: ``podium.fit(model, matches, split=0.7)`` chooses ``k`` and, on histories with
   team games, ``spread`` (the Elo family and Thurstone), ``beta``, ``tau``, ``draw_probability`` and, where the
   matches have times, ``drift`` (TrueSkill), or ``tau`` and, where the matches have times, the rating
-  ``period`` (Glicko2) by minimizing the pair log loss on the training part only;
+  ``period`` (Glicko2), or ``weight_limit`` and ``sig_limit`` (EloMMR) by minimizing the pair log loss on the
+  training part only;
 * the peers at their defaults, through small adapters with podium's ``rate`` / ``win_probabilities``
   interface: the ``trueskill`` package's ``TrueSkill()`` (win probability of two teams from its ratings,
   ``Phi((sum mu_a - sum mu_b) / sqrt(n beta^2 + sum sigma^2))``, the package's own model; quality by its
@@ -21,7 +23,20 @@ part, the last 30 % the *held-out* part.
 Every model rates the whole history in order, predicting each match from the ratings before it
 (``podium.evaluate(..., start=cut)``); only the held-out matches are scored, so every column of every table
 is on the same matches, which the fitted models never saw.  Tables: one per metric, rows = data sets,
-columns = models; the best value in each row is bold.  Times are wall-clock on this machine.
+columns = models; the best value in each row is bold.  Times are wall-clock on this machine.  Besides the
+TrueSkill paper's pair metrics, every table set has the Elo-MMR paper's contest metrics (``pair_inversion``,
+``rank_deviation``: :mod:`podium.evaluate_contests`) on the same held-out matches, counting contestants with at
+least 5 earlier matches (``podium.evaluate``'s ``min_rounds=5``).
+
+What is left out, and said so in the document (never hidden): before anything else, each podium model at its
+defaults replays the training part once, as ``podium.evaluate`` does (a forked process, ``REPLAY_LIMIT``
+seconds).  A model that raises there (the exception's name is reported) or does not finish in time is left out
+of that data set, defaults and fitted.  A model is fitted only when that replay's time times the most replays
+its fit may take (``podium.fit``'s ``max_evaluations``: 40 for one parameter, 80 per parameter for several)
+stays within ``FIT_BUDGET`` seconds.  The peers are run only on histories of at most ``PEER_PAIRS`` pairs of
+teams: they predict every pair with a Python call (the document gives the pairs and, from this run's other
+data sets, the time per pair).  Only ``codeforces_early`` (150 rounds of up to 1,896 players: 34 million pairs)
+meets these limits today.
 
 Run ``.venv/bin/python benchmarks/evaluate_real.py`` (about ten minutes: the peers are pure Python);
 ``--datasets a,b`` restricts it, ``--out PATH`` writes elsewhere (default ``docs/evaluation.md``, plus a
@@ -32,6 +47,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import multiprocessing
 import platform
 import sys
 import time
@@ -52,6 +68,10 @@ from teams import measure as team_measure  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 SPLIT = 0.7
+REPLAY_LIMIT = 60.0      # seconds: one evaluation of the training part by a model at its defaults
+FIT_BUDGET = 120.0       # seconds: that evaluation's time x the most replays the fit may take
+PEER_PAIRS = 2_000_000   # the peers are run on histories of at most this many pairs of teams
+BASE = ["Elo", "PairwiseElo", "PlackettLuce", "Thurstone", "TrueSkill", "Glicko2", "EloMMR"]
 METRIC_TITLES = {
     "pair_log_loss": "Pair log loss (lower is better)",
     "pair_error": "Pair error: the TrueSkill paper's prediction error (lower is better)",
@@ -61,6 +81,12 @@ METRIC_TITLES = {
     "log_likelihood": "Log-likelihood per match (higher is better). Only TrueSkill's gives draws a probability of "
                       "their own (the draw margin); the Elo family scores a draw as half a win and half a loss, "
                       "and PairwiseElo's is its pairwise composite likelihood, so compare within a family",
+    "pair_inversion": "Pair inversion: the Elo-MMR paper's share of correctly ordered pairs (higher is better): "
+                      "contestants ordered by their ratings before the match, those with at least 5 earlier matches, "
+                      "a pair rated equal or tied in place counts as correct (`podium.evaluate_contests`); the peers, "
+                      "which expose no rating here, by their mean pair probability",
+    "rank_deviation": "Rank deviation: the Elo-MMR paper's mean distance from a contestant's place predicted by "
+                      "rating to its actual range of places, over n − 1 (lower is better); same contestants",
 }
 
 
@@ -136,11 +162,56 @@ def podium_defaults(matches: podium.Matches) -> dict[str, podium.Model]:
     if int(matches.n_teams.max()) == 2:
         models["Elo"] = podium.Elo()
     models.update(PairwiseElo=podium.PairwiseElo(), PlackettLuce=podium.PlackettLuce(),
-                  Thurstone=podium.Thurstone(), TrueSkill=podium.TrueSkill(), Glicko2=podium.Glicko2())
+                  Thurstone=podium.Thurstone(), TrueSkill=podium.TrueSkill(), Glicko2=podium.Glicko2(),
+                  EloMMR=podium.EloMMR())
     return models
 
 
-def run(name: str, path: Path) -> dict[str, Any]:
+def fit_params(model: podium.Model, matches: podium.Matches) -> list[str] | None:
+    """The hyperparameters fitted (None: the model's own choice, ``podium.fit``'s default)."""
+    if isinstance(model, podium.TrueSkill):
+        return ["beta", "tau", "draw_probability"] + (["drift"] if bool(np.isfinite(matches.time).any()) else [])
+    return None
+
+
+def most_replays(model: podium.Model, matches: podium.Matches) -> int:
+    """The most replays ``podium.fit`` may take: its default ``max_evaluations`` for the parameters it fits."""
+    names = fit_params(model, matches)
+    if names is None:  # as podium.fit chooses: the defaults this history can inform
+        names = [n for n in type(model)._fit_default if model._fit_informed(n, matches)]
+    return 40 if len(names) == 1 else 80 * len(names)
+
+
+def probe(model: podium.Model, matches: podium.Matches, cut: int, limit: float) -> tuple[float | None, str | None]:
+    """``(seconds, None)`` for one ``podium.evaluate`` of the training part ``matches[:cut]`` (what each replay of
+    a fit costs; after an untimed one of the first 10 matches, which compiles), or ``(None, what happened)``: the exception's name and message, or a timeout.  Run in a forked
+    process, killed after ``limit`` seconds."""
+    ctx = multiprocessing.get_context("fork")
+    receive, send = ctx.Pipe(duplex=False)
+
+    def target() -> None:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                podium.evaluate(matches[:min(cut, 10)], {"m": model})  # compile, or load numba's cache: not timed
+                began = time.perf_counter()
+                podium.evaluate(matches[:cut], {"m": model})
+            send.send((time.perf_counter() - began, None))
+        except BaseException as e:  # reported, not raised: the document says what happened
+            send.send((None, f"{type(e).__name__}: {e}"))
+
+    process = ctx.Process(target=target, daemon=True)
+    process.start()
+    if receive.poll(limit):
+        seconds, error = receive.recv()
+    else:
+        seconds, error = None, f"timeout: one evaluation of the training part took over {limit:g} s"
+    process.kill()
+    process.join()
+    return seconds, error
+
+
+def run(name: str, path: Path, peer_seconds_per_pair: Sequence[Mapping[str, float]] = ()) -> dict[str, Any]:
     began = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -152,24 +223,50 @@ def run(name: str, path: Path) -> dict[str, Any]:
         if "skipped" in text:
             skipped_records += int(text.split("skipped ")[1].split(" ")[0])
     load = time.perf_counter() - began
+    cut = int(round(SPLIT * len(matches)))
+    sizes = np.diff(matches.match_start)
+    total_pairs = int(np.sum(sizes * (sizes - 1) // 2))
     defaults = podium_defaults(matches)
-    fitted: dict[str, podium.Model] = {}
+    missing: dict[str, str] = {}  # column -> what happened, in full
+    probes: dict[str, float] = {}
+    for label, model in list(defaults.items()):
+        seconds, error = probe(model, matches, cut, REPLAY_LIMIT)
+        if error is not None:
+            missing[label] = missing[f"{label} fitted"] = error
+            del defaults[label]
+        else:
+            probes[label] = float(seconds)  # type: ignore[arg-type]
+    fitted: dict[str, Any] = {}
     fit_info: dict[str, Any] = {}
-    has_time = bool(np.isfinite(matches.time).any())
     for label, model in defaults.items():
-        params = None
-        if isinstance(model, podium.TrueSkill):
-            params = ["beta", "tau", "draw_probability"] + (["drift"] if has_time else [])
+        bound = most_replays(model, matches)
+        if probes[label] * bound > FIT_BUDGET:
+            missing[f"{label} fitted"] = (f"not fitted: one evaluation of the training part took {probes[label]:.1f} s "
+                                          f"and the fit may take {bound} ({probes[label] * bound / 60:.0f} min, "
+                                          f"over the {FIT_BUDGET:g} s allowed)")
+            continue
         t = time.perf_counter()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", podium.ConvergenceWarning)
-            result = podium.fit(model, matches, params=params, split=SPLIT)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", podium.ConvergenceWarning)
+                result = podium.fit(model, matches, params=fit_params(model, matches), split=SPLIT)
+        except Exception as e:  # reported in the document
+            missing[f"{label} fitted"] = f"the fit raised {type(e).__name__}: {e}"
+            continue
         fit_info[label] = {"params": result.params, "seconds": time.perf_counter() - t,
-                           "evaluations": result.evaluations, "train": result.train_score}
+                           "evaluations": result.evaluations, "train": result.train_score, "model": result.model}
         fitted[f"{label} fitted"] = result.model
-        fit_info[label]["model"] = result.model
-        cut = result.split
-    peers: dict[str, Any] = {"trueskill pkg": TrueSkillPackage(), "openskill PL": OpenSkillPlackettLuce()}
+        assert result.split == cut
+    peers: dict[str, Any] = {}
+    if total_pairs <= PEER_PAIRS:
+        peers = {"trueskill pkg": TrueSkillPackage(), "openskill PL": OpenSkillPlackettLuce()}
+    else:
+        for peer in ("trueskill pkg", "openskill PL"):
+            per_pair = [x[peer] for x in peer_seconds_per_pair if peer in x]
+            estimate = (f"; at this run's median {1e6 * float(np.median(per_pair)):.0f} µs a pair on the other data "
+                        f"sets, about {float(np.median(per_pair)) * total_pairs / 60:.0f} min" if per_pair else "")
+            missing[peer] = (f"not run: {total_pairs:,} pairs of teams (limit {PEER_PAIRS:,}), each predicted by a "
+                             f"Python call{estimate}")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", podium.ConvergenceWarning)
         t = time.perf_counter()
@@ -180,8 +277,10 @@ def run(name: str, path: Path) -> dict[str, Any]:
         "name": name, "matches": len(matches), "held_out": len(matches) - cut, "players": len(matches.players),
         "skipped": skipped_records if skipped else 0, "report": report, "fit": fit_info,
         "load_seconds": load, "evaluate_seconds": evaluate_seconds,
-        "peer_failures": peers["trueskill pkg"].failures,
-        "max_teams": int(matches.n_teams.max()),
+        "peer_failures": peers["trueskill pkg"].failures if peers else 0,
+        "max_teams": int(matches.n_teams.max()), "missing": missing, "pairs": total_pairs,
+        "largest": int(sizes.max()),
+        "peer_seconds_per_pair": {p: report.scores[p]["seconds"] / total_pairs for p in peers},
     }
 
 
@@ -196,26 +295,39 @@ def _cell(value: float, best: bool, digits: int = 4) -> str:
 
 
 def _columns(results: Sequence[dict[str, Any]]) -> list[str]:
-    present = {name for r in results for name in r["report"].models}
-    base = ["Elo", "PairwiseElo", "PlackettLuce", "Thurstone", "TrueSkill", "Glicko2"]
-    order = base + [f"{n} fitted" for n in base] + ["trueskill pkg", "openskill PL"]
+    present = {name for r in results for name in [*r["report"].models, *r["missing"]]}
+    order = BASE + [f"{n} fitted" for n in BASE] + ["trueskill pkg", "openskill PL"]
     return [n for n in order if n in present]
+
+
+def _short(reason: str) -> str:
+    """A table cell for a column that did not run: the exception's name, "timeout", "not fitted" or "not run"."""
+    if reason.startswith("timeout"):
+        return "*timeout*"
+    if reason.startswith("not fitted"):
+        return "*not fitted*"
+    if reason.startswith("not run"):
+        return "*not run*"
+    if reason.startswith("the fit raised "):
+        return f"*fit: {reason.removeprefix('the fit raised ').split(':')[0]}*"
+    return f"*{reason.split(':')[0]}*"
 
 
 def metric_table(results: Sequence[dict[str, Any]], metric: str) -> list[str]:
     columns = _columns(results)
     header = ["data set"] + [c.replace(" fitted", " **(fitted)**") for c in columns]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    higher = metric == "log_likelihood"
+    higher = metric in ("log_likelihood", "pair_inversion")
     for r in results:
         report: Report = r["report"]
         values = [report.scores[c][metric] if c in report.scores else math.nan for c in columns]
         comparable = [v for c, v in zip(columns, values) if math.isfinite(v) and not c.startswith("PairwiseElo")
                       or (metric != "log_likelihood" and math.isfinite(v))]
         best = (max(comparable) if higher else min(comparable)) if comparable else math.nan
-        if higher:  # log-likelihoods of different families measure different things: mark no winner
+        if metric == "log_likelihood":  # log-likelihoods of different families measure different things: no winner
             best = math.nan
-        lines.append("| " + " | ".join([r["name"]] + [_cell(v, v == best) for v in values]) + " |")
+        cells = [_short(r["missing"][c]) if c in r["missing"] else _cell(v, v == best) for c, v in zip(columns, values)]
+        lines.append("| " + " | ".join([r["name"]] + cells) + " |")
     return lines
 
 
@@ -225,8 +337,16 @@ def verdict_lines(results: Sequence[dict[str, Any]]) -> list[str]:
     for r in results:
         report: Report = r["report"]
         s = report.scores
-        ours = min(("TrueSkill fitted", "Thurstone fitted"), key=lambda n: s[n]["pair_log_loss"])
-        peer = min(("trueskill pkg", "openskill PL"), key=lambda n: s[n]["pair_log_loss"])
+        candidates = [n for n in ("TrueSkill fitted", "Thurstone fitted") if n in s]
+        peers = [n for n in ("trueskill pkg", "openskill PL") if n in s]
+        if not candidates or len(peers) < 2:
+            lines.append(f"| {r['name']} | " + " | ".join(
+                [", ".join(candidates).replace(" fitted", "") or "neither ran (below)", "—",
+                 *(f"{s[p]['pair_log_loss']:.4f}" if p in s else _short(r["missing"].get(p, "not run"))
+                   for p in ("trueskill pkg", "openskill PL")), "—", "—"]) + " |")
+            continue
+        ours = min(candidates, key=lambda n: s[n]["pair_log_loss"])
+        peer = min(peers, key=lambda n: s[n]["pair_log_loss"])
         mine, ts, os_ = s[ours]["pair_log_loss"], s["trueskill pkg"]["pair_log_loss"], s["openskill PL"]["pair_log_loss"]
         diff, se = report.difference(ours, peer, "pair_log_loss")
         lines.append(f"| {r['name']} | {ours.replace(' fitted', '')} | {mine:.4f} | {ts:.4f} | {os_:.4f} | "
@@ -242,7 +362,7 @@ def sensitivity(r: dict[str, Any], label: str) -> tuple[float, float, float, flo
     params = r["fit"][label]["params"]
     matches, cut = r["matches_data"], r["cut"]
     train, held = [], []
-    grid = [{}]
+    grid: list[dict[str, float]] = [{}]
     for name, value in params.items():
         factors = [0.5, 1.0, 2.0]
         grid = [g | {name: min(value * f, 0.95) if name == "draw_probability" else value * f}
@@ -264,8 +384,12 @@ def shortfall_lines(results: Sequence[dict[str, Any]]) -> list[str]:
     for r in results:
         report: Report = r["report"]
         s = report.scores
-        ours = min(("TrueSkill fitted", "Thurstone fitted"), key=lambda n: s[n]["pair_log_loss"])
-        peer = min(("trueskill pkg", "openskill PL"), key=lambda n: s[n]["pair_log_loss"])
+        candidates = [n for n in ("TrueSkill fitted", "Thurstone fitted") if n in s]
+        peers = [n for n in ("trueskill pkg", "openskill PL") if n in s]
+        if not candidates or not peers:
+            continue
+        ours = min(candidates, key=lambda n: s[n]["pair_log_loss"])
+        peer = min(peers, key=lambda n: s[n]["pair_log_loss"])
         if s[ours]["pair_log_loss"] < s[peer]["pair_log_loss"]:
             continue
         diff, se = report.difference(ours, peer, "pair_log_loss")
@@ -318,6 +442,27 @@ def write(results: Sequence[dict[str, Any]], out: Path, seconds: float,
         lines += ["Where it does not:", ""] + [f"- {line}" for line in shortfalls] + [""]
     for metric in ("pair_log_loss", "pair_error", "calibration_error", "log_likelihood"):
         lines += [f"## {METRIC_TITLES[metric]}", "", *metric_table(results, metric), ""]
+    lines += ["## The Elo-MMR paper's contest metrics", "",
+              "Ebtekar & Liu (2021) score rating systems on contests by two figures from the ratings before each "
+              "round; here on the same held-out matches as above, contestants with at least 5 earlier matches "
+              "(the paper's N = 5; `podium.evaluate(..., min_rounds=5)`). In a two-team history pair inversion "
+              "is the share of decided-or-tied pairs the higher-rated team did not lose. `benchmarks/massive.py` "
+              "(README, *Massive contests*) applies the paper's own protocol (rounds from the 16th on) to "
+              "codeforces_early and to simulated fields of up to 10,000 beside elo-mmr-py's systems.", ""]
+    for metric in ("pair_inversion", "rank_deviation"):
+        lines += [f"### {METRIC_TITLES[metric]}", "", *metric_table(results, metric), ""]
+    if any(r["missing"] for r in results):
+        lines += ["## What did not run", "",
+                  f"Each podium model first evaluates the training part once at its defaults, in a process of its "
+                  f"own stopped after {REPLAY_LIMIT:g} s; a model that raises or is stopped there is left out of "
+                  f"the data set. A model is fitted when that time, times the most replays its fit may take, is "
+                  f"within {FIT_BUDGET:g} s. The peers run on histories of at most {PEER_PAIRS:,} pairs of teams. "
+                  "What these rules left out in this run, as it happened:", ""]
+        for r in results:
+            for column, reason in r["missing"].items():
+                lines.append(f"- {r['name']} ({r['matches']:,} matches, up to {r['largest']:,} teams, "
+                             f"{r['pairs']:,} pairs), **{column}**: {reason}")
+        lines.append("")
     lines += ["## The data and the time taken", "",
               "| data set | matches (held out) | players | most teams in a match | records skipped | "
               "fitting, all models | evaluating, all models and peers |", "|---|---|---|---|---|---|---|"]
@@ -330,7 +475,8 @@ def write(results: Sequence[dict[str, Any]], out: Path, seconds: float,
     for r in results:
         s = r["report"].scores
         lines.append(f"| {r['name']} | " + " | ".join(
-            f"{s[c]['seconds']:.2f}" if c in s else "—" for c in _columns(results)) + " |")
+            f"{s[c]['seconds']:.2f}" if c in s else (_short(r["missing"][c]) if c in r["missing"] else "—")
+            for c in _columns(results)) + " |")
     lines += ["", "## Fitted hyperparameters", "", "| data set | model | fitted | replays | seconds | "
               "training pair log loss |", "|---|---|---|---|---|---|"]
     for r in results:
@@ -386,14 +532,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     names = args.datasets.split(",") if args.datasets else sorted(
         p.name for p in args.data.iterdir() if (p / "matches.jsonl.gz").exists())
     began = time.perf_counter()
-    results = []
+    results: list[dict[str, Any]] = []
     for name in names:
         t = time.perf_counter()
-        result = run(name, args.data / name / "matches.jsonl.gz")
+        result = run(name, args.data / name / "matches.jsonl.gz", [r["peer_seconds_per_pair"] for r in results])
         results.append(result)
         s = result["report"].scores
         print(f"{name}: {result['matches']:,} matches in {time.perf_counter() - t:.1f} s; held-out pair log loss "
-              + ", ".join(f"{k} {v['pair_log_loss']:.4f}" for k, v in s.items()), flush=True)
+              + ", ".join(f"{k} {v['pair_log_loss']:.4f}" for k, v in s.items())
+              + "".join(f"\n  {k}: {v}" for k, v in result["missing"].items()), flush=True)
     team_rows: dict[str, dict[str, Any]] = {}
     if not args.datasets:  # the whole document: with the team-games study (benchmarks/teams.py)
         for label, m in team_histories(args.data).items():

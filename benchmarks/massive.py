@@ -66,7 +66,7 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -225,7 +225,7 @@ def _emp_before(history: History, system: str, contests: Sequence[Any]) -> list[
     """Each round's contestants' ``mu`` before it, from elo-mmr-py's incremental ``Rater`` (newcomers: ``mu_noob``)."""
     import elo_mmr_py as em
 
-    rater = em.Rater(system)
+    rater = em.Rater(cast(Any, system))  # a name of SUPPORTED_SYSTEMS
     out = []
     for (names, _), contest in zip(history.rounds, contests):
         snapshot = rater.ratings
@@ -279,7 +279,7 @@ def worker(history_name: str, system: str, task: str) -> dict[str, Any]:
             contests = history.contests()
             if task == "time":
                 began = time.perf_counter()
-                em.rate_latest(contests, name)
+                em.rate_latest(contests, cast(Any, name))
                 out["seconds"] = time.perf_counter() - began
             else:
                 out.update(contest_metrics(history, _emp_before(history, name, contests)))
@@ -443,8 +443,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"unknown systems {unknown}; known: {SYSTEMS}")
     import elo_mmr_py as em
 
-    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                          cwd=Path(__file__).resolve().parent).stdout.strip()
+    here = Path(__file__).resolve().parent
+    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=here).stdout.strip()
+    dirty = subprocess.run(["git", "status", "--porcelain", "--", "../src"], capture_output=True, text=True,
+                           cwd=here).stdout.split()[1::2]
+    head += f" + uncommitted {', '.join(dirty)}" if dirty else ""
     print(f"podium {podium.__version__} (git {head or '?'}), elo-mmr-py {em.__version__}, Python "
           f"{sys.version.split()[0]}, {os.cpu_count()} cores; {time.strftime('%Y-%m-%d %H:%M')}", flush=True)
     out = []
