@@ -16,7 +16,7 @@ from podium.cli import app
 runner = CliRunner()
 
 METRICS = ("pair_error", "pair_log_loss", "log_likelihood")
-ALL_MODELS = ["elo", "pairwise-elo", "plackett-luce", "thurstone", "trueskill", "glicko2"]
+ALL_MODELS = ["elo", "pairwise-elo", "plackett-luce", "thurstone", "trueskill", "glicko2", "elo-mmr"]
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 

@@ -60,14 +60,18 @@ from .ordering import _finish_order, rank_groups
 
 __all__ = ["order_moments", "truncated_moments"]
 
-THETA = 0.04         # lattice step / the narrowest posterior spread (the winner of 1,000 newcomers: 0.06 left 0.037 of
+THETA = 0.1          # lattice step / the narrowest posterior spread
                      # skill in its mean, 0.03 left 0.0002; errors go as the step's sixth power)
+STEEP = 1.5          # largest change of log C or log D between neighbouring nodes where a posterior holds mass:
+                     # crowded fields (log C rises by about n phi/Phi per unit) need it; 3.2 failed at 4,000 players
 REACH = 9.0          # a window is the measured mean +- this many measured spreads
 COARSE_NODES = 600_000  # nodes of the first, coarse attempt (all stages over the whole range), and
 COARSE_MIN, COARSE_MAX = 240, 4000  # its nodes per stage within these
 MASS_TOL = 1e-8      # |posterior mass - 1| accepted, plus 1e-13 |log P| (rounding)
 EDGE_TOL = 1e-12     # posterior density x spread allowed at a window's end
 ATTEMPTS = 16
+QUANTILE_STAGES = 64  # from this many stages the first windows are the field's quantiles, not a coarse attempt
+QUANTILE_NODES = 512  # the lattice on which the expected count above x is tabulated
 NODE_CAP = 30_000_000  # stage-nodes of one attempt at most
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 
@@ -154,45 +158,63 @@ def _log_q(loc: NDArray[np.float64], scale: NDArray[np.float64], members: NDArra
 
 
 @jit
-def _derivs(v: NDArray[np.float64], k: int, n: int, h: float) -> tuple[float, float]:
-    """``(d1, d3)``, the first and third derivatives at node ``k`` of ``v[:n]`` (``n >= 5``): fourth- and
-    second-order five-point stencils, central inside and one-sided at the two nodes of each end."""
+def _log_slope(l: NDArray[np.float64], k: int, n: int, h: float) -> float:
+    """The derivative of the log-values ``l[:n]`` at node ``k``: the five-point central difference where its
+    nodes are finite, else the widest finite one-sided or central difference (0 with no finite neighbour)."""
     if k >= 2 and k <= n - 3:
-        a, b, c, d = v[k - 2], v[k - 1], v[k + 1], v[k + 2]
-        return (a - 8.0 * b + 8.0 * c - d) / (12.0 * h), (-a + 2.0 * b - 2.0 * c + d) / (2.0 * h ** 3)
-    sign = 1.0
-    if k >= n - 2:  # mirror the end: odd derivatives change sign
-        sign = -1.0
-        w0, w1, w2, w3, w4 = v[n - 1], v[n - 2], v[n - 3], v[n - 4], v[n - 5]
-        k = n - 1 - k
-    else:
-        w0, w1, w2, w3, w4 = v[0], v[1], v[2], v[3], v[4]
-    if k == 0:
-        d1 = (-25.0 * w0 + 48.0 * w1 - 36.0 * w2 + 16.0 * w3 - 3.0 * w4) / (12.0 * h)
-        d3 = (-5.0 * w0 + 18.0 * w1 - 24.0 * w2 + 14.0 * w3 - 3.0 * w4) / (2.0 * h ** 3)
-    else:
-        d1 = (-3.0 * w0 - 10.0 * w1 + 18.0 * w2 - 6.0 * w3 + w4) / (12.0 * h)
-        d3 = (-3.0 * w0 + 10.0 * w1 - 12.0 * w2 + 6.0 * w3 - w4) / (2.0 * h ** 3)
-    return sign * d1, sign * d3
+        a, b, c, d = l[k - 2], l[k - 1], l[k + 1], l[k + 2]
+        if a > -np.inf and b > -np.inf and c > -np.inf and d > -np.inf:
+            return (a - 8.0 * b + 8.0 * c - d) / (12.0 * h)
+    if k >= 1 and k <= n - 2 and l[k - 1] > -np.inf and l[k + 1] > -np.inf:
+        return (l[k + 1] - l[k - 1]) / (2.0 * h)
+    if k <= n - 3 and l[k + 1] > -np.inf and l[k + 2] > -np.inf:
+        return (-3.0 * l[k] + 4.0 * l[k + 1] - l[k + 2]) / (2.0 * h)
+    if k >= 2 and l[k - 1] > -np.inf and l[k - 2] > -np.inf:
+        return (3.0 * l[k] - 4.0 * l[k - 1] + l[k - 2]) / (2.0 * h)
+    if k <= n - 2 and l[k + 1] > -np.inf:
+        return (l[k + 1] - l[k]) / h
+    if k >= 1 and l[k - 1] > -np.inf:
+        return (l[k] - l[k - 1]) / h
+    return 0.0
+
+
+_GL4_T = np.array([0.06943184420297371, 0.33000947820757187, 0.6699905217924281, 0.9305681557970262])
+_GL4_W = np.array([0.17392742256872692, 0.3260725774312731, 0.3260725774312731, 0.17392742256872692])
 
 
 @jit
-def _cumulate(u: NDArray[np.float64], n: int, h: float, out: NDArray[np.float64], reverse: bool,
-              v: NDArray[np.float64]) -> float:
-    """Cumulative integral of ``u[:n]`` (from the first node, or from the last with ``reverse``; ``v`` is
-    scratch): the trapezoid rule less its Euler-Maclaurin corrections ``h^2/12 (d1(b) - d1(a)) - h^4/720
-    (d3(b) - d3(a))`` (``O(h^6)``), each step kept non-negative; returns the whole integral."""
+def _cumulate(l: NDArray[np.float64], n: int, h: float, out: NDArray[np.float64], reverse: bool,
+              slope: NDArray[np.float64]) -> float:
+    """Cumulative integral of ``exp(l[:n])`` (``l`` the log-values, at most 0; from the first node, or from the
+    last with ``reverse``; ``slope`` is scratch); returns the whole integral.
+
+    On each step the log-value is the cubic Hermite interpolant of the values and their slopes (five-point
+    differences), integrated by four-point Gauss-Legendre: the error follows the smoothness of ``log u``, not of
+    ``u``, so the steep forward functions of a crowded field (``log C`` rising by ``n phi/Phi`` per unit of
+    performance: thousands of nats over a posterior's spread among 10,000 players) are integrated as exactly as a
+    flat one.  A step with a value of 0 (outside a neighbour's window) is a trapezoid."""
     for k in range(n):
-        v[k] = u[n - 1 - k] if reverse else u[k]
+        slope[k] = _log_slope(l, k, n, h) if l[k] > -np.inf else 0.0
     acc = 0.0
-    p1, p3 = _derivs(v, 0, n, h)
     out[n - 1 if reverse else 0] = 0.0
-    for k in range(1, n):
-        d1, d3 = _derivs(v, k, n, h)
-        step = 0.5 * h * (v[k - 1] + v[k]) - h * h / 12.0 * (d1 - p1) + h ** 4 / 720.0 * (d3 - p3)
-        acc += max(step, 0.0)
-        out[n - 1 - k if reverse else k] = acc
-        p1, p3 = d1, d3
+    for m in range(1, n):
+        j = n - 1 - m if reverse else m - 1  # the step from node j to node j + 1
+        a, b = l[j], l[j + 1]
+        if a > -np.inf and b > -np.inf:
+            da, db = slope[j] * h, slope[j + 1] * h
+            step = 0.0
+            for q in range(4):
+                t = _GL4_T[q]
+                t2 = t * t
+                t3 = t2 * t
+                v = ((2.0 * t3 - 3.0 * t2 + 1.0) * a + (t3 - 2.0 * t2 + t) * da + (-2.0 * t3 + 3.0 * t2) * b
+                     + (t3 - t2) * db)
+                step += _GL4_W[q] * math.exp(min(v, 700.0))
+            step *= h
+        else:
+            step = 0.5 * h * ((math.exp(a) if a > -np.inf else 0.0) + (math.exp(b) if b > -np.inf else 0.0))
+        acc += step
+        out[n - 1 - m if reverse else m] = acc
     return acc
 
 
@@ -202,10 +224,12 @@ def _attempt(loc: NDArray[np.float64], scale: NDArray[np.float64], members: NDAr
              size: NDArray[np.float64], dnf: NDArray[np.int64], n_dnf: int,
              lo: NDArray[np.float64], hi: NDArray[np.float64], h: float, pmean: NDArray[np.float64],
              psd: NDArray[np.float64], edge_lo: NDArray[np.bool_], edge_hi: NDArray[np.bool_],
-             post_mean: NDArray[np.float64], post_var: NDArray[np.float64]) -> tuple[float, float]:
+             post_mean: NDArray[np.float64], post_var: NDArray[np.float64],
+             steep: NDArray[np.float64]) -> tuple[float, float]:
     """One attempt with windows ``[lo_g, hi_g]`` and step ``h``: ``(log P, worst |mass - 1|)`` (``nan`` when
     it cannot be taken); writes each stage's posterior mean and spread into ``pmean, psd``, which window ends
-    held density into ``edge_lo, edge_hi``, and every competitor's posterior moments."""
+    held density into ``edge_lo, edge_hi``, and every competitor's posterior moments; ``steep[0]`` receives the
+    largest change of ``log C`` or ``log D`` from one node to the next where a posterior holds mass."""
     x0 = lo[0]
     for g in range(stages):
         x0 = min(x0, lo[g])
@@ -259,7 +283,7 @@ def _attempt(loc: NDArray[np.float64], scale: NDArray[np.float64], members: NDAr
         if not top > -np.inf:
             return np.nan, np.nan
         for j in range(n):
-            u[j] = math.exp(u[j] - top)
+            u[j] -= top
         whole = _cumulate(u, n, h, cum, False, scratch)
         if not whole > 0.0:
             return np.nan, np.nan
@@ -278,7 +302,7 @@ def _attempt(loc: NDArray[np.float64], scale: NDArray[np.float64], members: NDAr
         if not top > -np.inf:
             return np.nan, np.nan
         for j in range(n):
-            u[j] = math.exp(u[j] - top)
+            u[j] -= top
         whole = _cumulate(u, n, h, cum, True, scratch)
         if not whole > 0.0:
             return np.nan, np.nan
@@ -288,6 +312,9 @@ def _attempt(loc: NDArray[np.float64], scale: NDArray[np.float64], members: NDAr
     # posteriors, their moments, mass and edges
     worst = 0.0
     w = u
+    bl = np.empty(widest)
+    ab = np.empty(widest)
+    steep[0] = 0.0
     for g in range(stages):
         n = e_idx[g] - s_idx[g] + 1
         scale_c = cs[g + 1] if g < stages - 1 else 0.0
@@ -305,19 +332,23 @@ def _attempt(loc: NDArray[np.float64], scale: NDArray[np.float64], members: NDAr
             above = _log_d_at(ld, off, s_idx, e_idx, g - 1, J) if g > 0 else 0.0
             v = lq[off[g] + j] + below + above
             w[j] = v
+            bl[j] = below
+            ab[j] = above
             top = max(top, v)
         s0 = 0.0
         for j in range(n):
             w[j] = math.exp(w[j] - top)
             s0 += w[j] * (0.5 if j == 0 or j == n - 1 else 1.0)
+            if j > 0 and w[j] > 1e-12 and w[j - 1] > 1e-12:
+                steep[0] = max(steep[0], abs(bl[j] - bl[j - 1]), abs(ab[j] - ab[j - 1]))
         mass = math.exp(math.log(s0 * h) + top + scale_c + ds[g] - log_p)
         worst = max(worst, abs(mass - 1.0))
         xa = x0 + s_idx[g] * h
         s1 = s2 = 0.0
         for j in range(n):
-            t = j * h
-            s1 += w[j] * t
-            s2 += w[j] * t * t
+            y = j * h
+            s1 += w[j] * y
+            s2 += w[j] * y * y
         # (the end nodes' half weights are below the tolerance wherever the edges pass)
         tot = 0.0
         for j in range(n):
@@ -418,6 +449,49 @@ def _member_moments(loc: NDArray[np.float64], scale: NDArray[np.float64], member
 
 
 @jit
+def _quantile_windows(loc: NDArray[np.float64], scale: NDArray[np.float64], start: NDArray[np.int64], stages: int,
+                      lo_all: float, hi_all: float, lo: NDArray[np.float64], hi: NDArray[np.float64]) -> float:
+    """First windows of a large field, and their step: stage ``g``'s best sits near the ``x`` above which
+    ``start[g] + 1/2`` performances are expected, ``N(x) = sum_i Phi((loc_i - x)/scale_i)`` (a sample
+    quantile), with the spread of that order statistic, ``sqrt(c (n - c) / n) / |N'(x)|`` (Cramer 1946,
+    28.6), widened to reach its neighbours' estimates.  ``N`` is tabulated on a lattice and inverted by
+    interpolation; the edge checks of the attempts widen what this misses."""
+    n = len(loc)
+    k = QUANTILE_NODES
+    grid = np.empty(k)
+    count = np.zeros(k)
+    for j in range(k):
+        grid[j] = lo_all + (hi_all - lo_all) * j / (k - 1)
+    for i in range(n):
+        for j in range(k):
+            z = (loc[i] - grid[j]) / scale[i]
+            if z > 9.0:
+                count[j] += 1.0
+            elif z > -9.0:
+                count[j] += 0.5 * math.erfc(-z / math.sqrt(2.0))
+    centre = np.empty(stages)
+    spread = np.empty(stages)
+    j = k - 2
+    for g in range(stages):  # best first: down the grid, where the count above grows
+        c = start[g] + 0.5
+        while j > 0 and count[j] < c:
+            j -= 1
+        slope = (count[j] - count[j + 1]) / (grid[j + 1] - grid[j])
+        t = (count[j] - c) / slope if slope > 0.0 else 0.0
+        centre[g] = grid[j] + min(max(t, 0.0), grid[j + 1] - grid[j])
+        spread[g] = math.sqrt(c * max(n - c, 0.5) / n) / max(slope, 1e-300)
+    narrow = np.inf
+    for g in range(stages):
+        below = centre[g] - centre[g + 1] if g + 1 < stages else 0.0
+        above = centre[g - 1] - centre[g] if g > 0 else 0.0
+        width = max(spread[g], below, above)
+        lo[g] = centre[g] - REACH * width
+        hi[g] = centre[g] + REACH * width
+        narrow = min(narrow, width)
+    return THETA * narrow
+
+
+@jit
 def order_moments(loc: NDArray[np.float64], scale: NDArray[np.float64], rank: NDArray[np.int64],
                   size: NDArray[np.float64], margin: float, links: bool, post_mean: NDArray[np.float64],
                   post_var: NDArray[np.float64]) -> tuple[float, bool]:
@@ -486,6 +560,9 @@ def order_moments(loc: NDArray[np.float64], scale: NDArray[np.float64], rank: ND
     nodes = min(max(COARSE_NODES // stages, COARSE_MIN), COARSE_MAX)
     h = (hi_all - lo_all) / nodes
     first = 0
+    if stages >= QUANTILE_STAGES:
+        h = _quantile_windows(sloc, scale, start, stages, lo_all, hi_all, lo, hi)
+        first = 1
     pmean = np.empty(stages)
     psd = np.empty(stages)
     edge_lo = np.zeros(stages, dtype=np.bool_)
@@ -493,38 +570,56 @@ def order_moments(loc: NDArray[np.float64], scale: NDArray[np.float64], rank: ND
     widen_lo = np.ones(stages)
     widen_hi = np.ones(stages)
     log_p = np.nan
+    steep = np.zeros(1)
     for attempt in range(ATTEMPTS):
         log_p, worst = _attempt(sloc, scale, members, start, stages, geps, margin, size, dnf, n_dnf, lo, hi, h,
-                                pmean, psd, edge_lo, edge_hi, post_mean, post_var)
+                                pmean, psd, edge_lo, edge_hi, post_mean, post_var, steep)
         if log_p != log_p:
             if attempt == 0 and first == 0:  # the coarse lattice missed a narrow stage: a finer one
                 h *= 0.25
                 continue
             return np.nan, False
+        measured = attempt >= 1 - first  # the coarse attempt's spreads are at least its step, not measured
         narrow = np.inf
         floor = np.inf  # the narrowest spread, counted at least half a step (an unresolved one is about that)
+        finite = True
         for g in range(stages):
+            finite = finite and psd[g] == psd[g] and pmean[g] == pmean[g]
             narrow = min(narrow, psd[g])
             floor = min(floor, max(psd[g], 0.5 * h))
-        resolved = h <= 1.5 * THETA * narrow
+        resolved = h <= 1.5 * THETA * narrow and steep[0] <= STEEP
         edges = False
         for g in range(stages):
             edges = edges or edge_lo[g] or edge_hi[g]
-        if attempt >= 1 - first and resolved and not edges and worst <= MASS_TOL + 1e-13 * abs(log_p):
+        if measured and resolved and not edges and worst <= MASS_TOL + 1e-13 * abs(log_p):
             for i in range(n):
                 post_mean[i] -= shift[i]
             return log_p, True
+        if measured and (worst > 1e-3 or not finite):
+            # windows that cut the posteriors short: what was measured in them is not trusted; the same
+            # centres, the ends that held density (or all, if none said so) three times as far out
+            for g in range(stages):
+                centre = 0.5 * (lo[g] + hi[g])
+                wl = 3.0 if edge_lo[g] or not edges else 1.0
+                wh = 3.0 if edge_hi[g] or not edges else 1.0
+                lo[g] = centre - (centre - lo[g]) * wl
+                hi[g] = centre + (hi[g] - centre) * wh
+            if steep[0] > STEEP:
+                h *= 0.8 * STEEP / steep[0]
+            continue
         # next windows: the measured posteriors, at least half this step wide, widened where an edge held mass
         for g in range(stages):
             spread = max(psd[g], 0.5 * h)
-            if edge_lo[g] and attempt >= 1 - first:
+            if edge_lo[g] and measured:
                 widen_lo[g] *= 3.0
-            if edge_hi[g] and attempt >= 1 - first:
+            if edge_hi[g] and measured:
                 widen_hi[g] *= 3.0
             lo[g] = pmean[g] - REACH * spread * widen_lo[g]
             hi[g] = pmean[g] + REACH * spread * widen_hi[g]
         h_next = THETA * floor
-        if attempt >= 1 - first and resolved and not edges:  # only the mass failed: a finer step
+        if steep[0] > STEEP:  # log C or log D changes too fast from node to node for the rule
+            h_next = min(h_next, 0.8 * h * STEEP / steep[0])
+        if measured and resolved and not edges:  # only the mass failed: a finer step
             h_next = min(h_next, 0.6 * h)
         h = h_next
     return log_p, False
