@@ -76,6 +76,23 @@ def _finish_order(rank: NDArray[np.int64]) -> NDArray[np.int64]:
 
 
 @jit
+def _capped_factorial(k: int, cap: int) -> int:
+    """``k!`` when it is at most ``cap``, else ``cap + 1``.
+
+    Saturating, because the orders of a drawn group are only counted to decide whether all of them fit:
+    ``k!`` itself wraps around in int64 from ``k = 21`` (``21! > 2^63``) and is exactly 0 from ``k = 66``
+    (``66!`` holds 64 factors of 2), which once made a tie of 21 to 65 a log-likelihood of 0 with no
+    gradient and a tie of 66 or more a division by zero.
+    """
+    f = 1
+    for t in range(2, k + 1):
+        f *= t
+        if f > cap:
+            return cap + 1
+    return f
+
+
+@jit
 def _permute(members: NDArray[np.int64], a: int, k: int, code: int, source: NDArray[np.int64]) -> None:
     """Write the ``code``-th permutation (factorial number system) of ``source[:k]`` into ``members[a:a+k]``."""
     pool = source[:k].copy()
@@ -160,10 +177,7 @@ def log_outcome(
     for g in range(groups):
         k = starts[g + 1] - starts[g]
         biggest = max(biggest, k)
-        f = 1
-        for t in range(2, k + 1):
-            f *= t
-        total = min(total * f, _MAX_ORDERS + 1)
+        total = min(total * _capped_factorial(k, _MAX_ORDERS), _MAX_ORDERS + 1)
     exhaustive = total <= _MAX_ORDERS
     runs = total if exhaustive else biggest
     gl = np.zeros(n)
