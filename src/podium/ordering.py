@@ -44,6 +44,11 @@ __all__ = ["DENSITIES", "log_order", "rank_probabilities", "log_win_probabilitie
 
 # -- outcomes given as ranks ----------------------------------------------------------------------------------
 _MAX_ORDERS = 720  # drawn groups are averaged over at most this many orders (all of them when they fit)
+_MAX_ROTATIONS = 64  # else over this many cyclic rotations at most, evenly spaced: measured on codeforces_early's
+                     # round index 104 (1,034 players, 616 tied), the 64 rotations' mean is within 0.0055 of the
+                     # largest |d log P/d m| (3.8) of the 616 rotations' mean (rms 0.009), and log P within 0.18,
+                     # where the 616 rotations' own mean differs from 300 random orders' mean by rms 0.03
+                     # (standard error 0.04): finer than the rotations themselves; 29 s -> 2.4 s for 798 tied
 
 
 @jit
@@ -143,7 +148,9 @@ def log_outcome(
     gradient).  With ``margin == 0`` a drawn group contributes the average over the orders of the group
     of the log-likelihood (the geometric mean of their probabilities, as :class:`podium.PlackettLuce`):
     every order when the product of the groups' factorials is at most 720 (a group of six), else the cyclic rotations of
-    every group in step.  The gradient (``margin == 0``) is the average of the orders' gradients.
+    every group in step: rotation ``floor(r K / R)`` for ``r < R = min(K, 64)``, ``K`` the biggest group's size
+    (every rotation up to 64; evenly spaced beyond, so a group of 798 costs 64 chain evaluations, not 798).
+    The gradient (``margin == 0``) is the average of the orders' gradients.
     """
     n = len(loc)
     order = _finish_order(rank)
@@ -179,7 +186,7 @@ def log_outcome(
         biggest = max(biggest, k)
         total = min(total * _capped_factorial(k, _MAX_ORDERS), _MAX_ORDERS + 1)
     exhaustive = total <= _MAX_ORDERS
-    runs = total if exhaustive else biggest
+    runs = total if exhaustive else min(biggest, _MAX_ROTATIONS)
     gl = np.zeros(n)
     gsc = np.zeros(n)
     acc = 0.0
@@ -198,8 +205,9 @@ def log_outcome(
                 _permute(members, a, k, code % f, source)
                 code //= f
             else:
+                turn = (r * biggest) // runs  # evenly spaced rotations (all of them up to _MAX_ROTATIONS)
                 for t in range(k):
-                    members[a + t] = source[(t + r) % k]
+                    members[a + t] = source[(t + turn) % k]
         acc += _stages_log_prob(loc, scale, kind, shape, stage_start, members, finishers, link, 0.0, size,
                               dnf, n_dnf, want_grad, gl, gsc, precision)
     if want_grad:
