@@ -163,3 +163,23 @@ def test_trueskill_exact_two_teams_is_the_paper() -> None:
 def test_update_is_validated() -> None:
     with pytest.raises(ValueError, match="update"):
         podium.TrueSkill(update="fast")
+
+
+def test_trueskill_exact_log_likelihood_is_its_updates_model() -> None:
+    """``update="exact"``: a strict order of equals has probability 1/n! (places only ordered; the paper's chain
+    needs every gap beyond the margin, which is less likely); a League's deferred log-likelihoods are the same."""
+    exact = podium.TrueSkill(update="exact")
+    players = [f"p{i}" for i in range(5)]
+    ffa = podium.Match.ffa(players)
+    assert exact.log_likelihood(ffa, {}) == pytest.approx(-math.log(120.0), abs=1e-9)
+    assert podium.TrueSkill().log_likelihood(ffa, {}) < -math.log(120.0) - 0.1
+    tied = podium.Match([[p] for p in players], ranks=[0, 1, 1, 2, None])
+    pm, pv = np.empty(5), np.empty(5)
+    s = math.sqrt(exact.sigma ** 2 + exact.beta ** 2)
+    ref, ok = order_moments(np.zeros(5), np.full(5, s), np.array([0, 1, 1, 2, -1]), np.ones(5),
+                            exact.draw_margin(1), False, pm, pv)
+    assert ok and exact.log_likelihood(tied, {}) == pytest.approx(ref, abs=1e-12)
+    league = podium.League(exact)
+    league.record_many([ffa, tied])
+    second = exact.log_likelihood(tied, exact.rate(ffa, {}))
+    np.testing.assert_allclose(league.log_likelihoods, [-math.log(120.0), second], rtol=1e-9)

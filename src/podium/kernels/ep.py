@@ -12,6 +12,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..numerics import BELOW, DRAW, WIN, comparison_message, jit, log_ndtr, log_ndtr_diff, truncate
+from ..moment_chain import order_moments
 from ..ordering import GAUSSIAN, log_outcome, rank_groups
 
 __all__ = ["tie_rotations", "expectation_propagation", "team_log_outcome", "canonical_order"]
@@ -245,8 +246,13 @@ def expectation_propagation(
 
 @jit
 def team_log_outcome(tm: NDArray[np.float64], tv: NDArray[np.float64], rank: NDArray[np.int64],
-                 size: NDArray[np.float64], margin: float) -> float:
-    """``log P(outcome)`` under independent team performances ``N(tm, tv)`` with the draw margin."""
+                 size: NDArray[np.float64], margin: float, exact: bool = False) -> float:
+    """``log P(outcome)`` under independent team performances ``N(tm, tv)`` with the draw margin.
+
+    Three or more teams: the paper's model (a win is a difference beyond the margin), or with ``exact`` the
+    model of :class:`podium.TrueSkill`'s ``update="exact"``: places only ordered, a tied group within the margin
+    below its best (:func:`podium.ordering.log_outcome` without a margin for a strict order, else
+    :func:`podium.moment_chain.order_moments`; NaN where its self-check failed).  Two teams are the paper's."""
     n = len(tm)
     if n == 2:
         r0, r1 = rank[0], rank[1]
@@ -266,4 +272,15 @@ def team_log_outcome(tm: NDArray[np.float64], tv: NDArray[np.float64], rank: NDA
                 if rank[i] >= 0 and rank[i] == rank[j]:
                     return -np.inf
     grad = np.empty(0)
+    if exact:
+        tied = False
+        for i in range(n):
+            for j in range(i + 1, n):
+                tied = tied or (rank[i] >= 0 and rank[i] == rank[j])
+        if tied:
+            pm = np.empty(n)
+            pv = np.empty(n)
+            lp, ok = order_moments(tm, np.sqrt(tv), rank, size, margin, False, pm, pv)
+            return lp if ok else np.nan
+        return log_outcome(tm, np.sqrt(tv), GAUSSIAN, 0.0, rank, size, 0.0, False, grad, grad, 1.0)
     return log_outcome(tm, np.sqrt(tv), GAUSSIAN, 0.0, rank, size, margin, False, grad, grad, 1.0)

@@ -294,7 +294,7 @@ def replay_trueskill(
             for p in range(p0, p1):
                 var[p - p0] = sigma[row[p]] ** 2
             team_priors(team_start, t0, n, row, weight, mu, var, p0, beta2, center, tm, tv, size)
-            loglik[m] = team_log_outcome(tm[:n], tv[:n], rank, size[:n], margin)
+            loglik[m] = team_log_outcome(tm[:n], tv[:n], rank, size[:n], margin, exact)
         for p in range(p0, p1):
             r = row[p]
             var[p - p0] = skill_var(sigma[r], tau2, drift2, now, last_time[r])
@@ -329,7 +329,7 @@ def history_log_likelihoods(
     match_start: NDArray[np.int64], team_start: NDArray[np.int64], team_rank: NDArray[np.int64],
     row: NDArray[np.int64], weight: NDArray[np.float64], start_mu: NDArray[np.float64],
     start_sigma: NDArray[np.float64], hist_mu: NDArray[np.float64], hist_sigma: NDArray[np.float64],
-    n_rows: int, beta2: float, margin: float, center: float, out: NDArray[np.float64],
+    n_rows: int, beta2: float, margin: float, center: float, out: NDArray[np.float64], exact: bool = False,
 ) -> None:
     """Each match's log-likelihood from a replay's history, as :func:`replay_trueskill` would have written it.
 
@@ -360,7 +360,7 @@ def history_log_likelihoods(
                 before_mu[p] = start_mu[p]
                 before_var[p] = start_sigma[p] ** 2
         team_priors(team_start, t0, n, ident, weight, before_mu, before_var[p0:], p0, beta2, center, tm, tv, size)
-        out[m] = team_log_outcome(tm[:n], tv[:n], team_rank[t0:t0 + n], size[:n], margin)
+        out[m] = team_log_outcome(tm[:n], tv[:n], team_rank[t0:t0 + n], size[:n], margin, exact)
         for p in range(p0, p1):
             last[row[p]] = p
 

@@ -234,13 +234,14 @@ class TrueSkill(Model):
         rows = state_rows(matches, slot_index).copy()  # the league's mapping grows as players arrive
         start_mu, start_sigma = state.mu[rows], state.sigma[rows]
         n_rows, beta2, margin, center = len(state.mu), float(self.beta) ** 2, self._margin, self._center
+        exact = self.update == "exact"
 
         def compute() -> NDArray[np.float64]:
             out = np.empty(len(matches))
             if len(matches):
                 history_log_likelihoods(matches.match_start, matches.team_start, matches.team_rank, rows,
                                         matches.weight, start_mu, start_sigma, history.mu, history.sigma,
-                                        n_rows, beta2, margin, center, out)
+                                        n_rows, beta2, margin, center, out, exact)
             return out
 
         return compute
@@ -279,7 +280,7 @@ class TrueSkill(Model):
         """
         packed, mu, sigma = self._pack(match, ratings)
         tm, tv, size = self._team_predictive(packed, mu, sigma)
-        return float(team_log_outcome(tm, tv, packed.team_rank, size, self._margin))
+        return float(team_log_outcome(tm, tv, packed.team_rank, size, self._margin, self.update == "exact"))
 
     def quality(self, teams: Sequence[Sequence[str]], ratings: Mapping[str, Rating],
                 weights: Sequence[Sequence[float]] | None = None) -> float:
