@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 from scipy import integrate, stats
 
 import podium
-from podium.moment_chain import order_moments, truncated_moments
+from podium.moment_chain import order_moments
+from podium.numerics import truncated_moments
 from podium.ordering import GAUSSIAN, log_outcome
 
 

@@ -55,10 +55,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .densities import GAUSSIAN, log_cdf_diff
-from .numerics import inv_mills, jit, log_ndtr, logsumexp
+from .numerics import jit, log_ndtr, logsumexp, truncated_moments
 from .ordering import _finish_order, rank_groups
 
-__all__ = ["order_moments", "truncated_moments"]
+__all__ = ["order_moments"]
 
 THETA = 0.1          # lattice step / the narrowest posterior spread
                      # skill in its mean, 0.03 left 0.0002; errors go as the step's sixth power)
@@ -74,54 +74,6 @@ QUANTILE_STAGES = 64  # from this many stages the first windows are the field's 
 QUANTILE_NODES = 512  # the lattice on which the expected count above x is tabulated
 NODE_CAP = 30_000_000  # stage-nodes of one attempt at most
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
-
-
-@jit
-def truncated_moments(m: float, s: float, a: float, b: float) -> tuple[float, float]:
-    """Mean and variance of ``N(m, s^2)`` truncated to ``(a, b)`` (``a = -inf`` allowed), ``a < b``.
-
-    With ``alpha = (a - m)/s``, ``beta = (b - m)/s`` and ``Z = Phi(beta) - Phi(alpha)``:
-    ``E = m + s (phi(alpha) - phi(beta)) / Z``, ``Var = s^2 [1 + (alpha phi(alpha) - beta phi(beta)) / Z -
-    ((phi(alpha) - phi(beta)) / Z)^2]`` (Johnson, Kotz & Balakrishnan 1994, 13.10).  Taken on the side where
-    ``Phi`` is not close to 1, through the inverse Mills ratio ``phi/Phi`` and ``r = Phi(alpha)/Phi(beta)``
-    (no cancellation in ``Z``); a narrow interval, where the density is nearly exponential, by 16-point
-    Gauss-Legendre quadrature.
-    """
-    al = (a - m) / s
-    be = (b - m) / s
-    if al > -1e300 and be - al < 1.0:
-        # narrow: Gauss-Legendre on the log-density relative to its value at the midpoint
-        c = 0.5 * (al + be)
-        hw = 0.5 * (be - al)
-        s0 = s1 = s2 = 0.0
-        for k in range(16):
-            t = hw * _GL_X[k]
-            z = c + t
-            w = _GL_W[k] * math.exp(-0.5 * (z * z - c * c))
-            s0 += w
-            s1 += w * t
-            s2 += w * t * t
-        mean = s1 / s0
-        return m + s * (c + mean), s * s * max(s2 / s0 - mean * mean, 0.0)
-    flip = al > -1e300 and al + be > 0.0
-    if flip:  # reflect so that the interval lies on the lower side, where Phi is small but exact
-        al, be = -be, -al
-    lb = inv_mills(be)                      # phi(beta) / Phi(beta)
-    if al > -1e300:
-        r = math.exp(log_ndtr(al) - log_ndtr(be))
-        la = inv_mills(al) * r              # phi(alpha) / Phi(beta)
-        ta = al * la
-    else:
-        r = la = ta = 0.0
-    e1 = (la - lb) / (1.0 - r)              # E[z]
-    e2 = 1.0 + (ta - be * lb) / (1.0 - r)   # E[z^2]
-    var = max(e2 - e1 * e1, 0.0)
-    if flip:
-        e1 = -e1
-    return m + s * e1, s * s * var
-
-
-_GL_X, _GL_W = np.polynomial.legendre.leggauss(16)
 
 
 @jit
