@@ -220,14 +220,7 @@ def _attempt(loc: NDArray[np.float64], scale: NDArray[np.float64], members: NDAr
         top = -np.inf
         for j in range(n):
             J = s_idx[g] + j
-            if g == stages - 1:
-                below = 0.0
-                x = x0 + J * h
-                for t in range(n_dnf):
-                    d = dnf[t]
-                    below += log_ndtr((x - loc[d]) / scale[d])
-            else:
-                below = _log_c_at(lc, off, s_idx, e_idx, g + 1, J)
+            below = _log_below(lc, off, s_idx, e_idx, g, stages, J, x0 + J * h, loc, scale, dnf, n_dnf)
             v = lq[off[g] + j] + below
             u[j] = v
             top = max(top, v)
@@ -272,14 +265,7 @@ def _attempt(loc: NDArray[np.float64], scale: NDArray[np.float64], members: NDAr
         top = -np.inf
         for j in range(n):
             J = s_idx[g] + j
-            if g == stages - 1:
-                below = 0.0
-                x = x0 + J * h
-                for t in range(n_dnf):
-                    d = dnf[t]
-                    below += log_ndtr((x - loc[d]) / scale[d])
-            else:
-                below = _log_c_at(lc, off, s_idx, e_idx, g + 1, J)
+            below = _log_below(lc, off, s_idx, e_idx, g, stages, J, x0 + J * h, loc, scale, dnf, n_dnf)
             above = _log_d_at(ld, off, s_idx, e_idx, g - 1, J) if g > 0 else 0.0
             v = lq[off[g] + j] + below + above
             w[j] = v
@@ -324,6 +310,21 @@ def _attempt(loc: NDArray[np.float64], scale: NDArray[np.float64], members: NDAr
                 post_mean[d] = e1 / tot
                 post_var[d] = max(e2 / tot - (e1 / tot) ** 2, 0.0)
     return log_p, worst
+
+
+@jit
+def _log_below(lc: NDArray[np.float64], off: NDArray[np.int64], s_idx: NDArray[np.int64], e_idx: NDArray[np.int64],
+               g: int, stages: int, J: int, x: float, loc: NDArray[np.float64], scale: NDArray[np.float64],
+               dnf: NDArray[np.int64], n_dnf: int) -> float:
+    """``log C_(g+1)`` at global node ``J`` (at ``x``): the next stage's forward function, or below the last
+    stage the non-finishers' ``sum_d log Phi((x - m_d)/s_d)``."""
+    if g < stages - 1:
+        return _log_c_at(lc, off, s_idx, e_idx, g + 1, J)
+    below = 0.0
+    for t in range(n_dnf):
+        d = dnf[t]
+        below += log_ndtr((x - loc[d]) / scale[d])
+    return below
 
 
 @jit
