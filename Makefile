@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-slow explore bench load evaluation clean
+.PHONY: demo test test-slow explore bench load evaluation massive clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -39,6 +39,11 @@ load: $(STAMP)
 # Regenerates docs/evaluation.md (and its figure) from ../shared/data: about ten minutes.
 evaluation: $(STAMP)
 	$(BIN)/python benchmarks/evaluate_real.py
+
+# Massive contests (README): podium's models and elo-mmr-py's systems on codeforces_early and simulated fields of up
+# to 10,000, the Elo-MMR paper's metrics and wall times (needs `pip install elo-mmr-py` in the venv; an hour or more).
+massive: $(STAMP)
+	$(BIN)/python benchmarks/massive.py --repeat 3 --markdown
 
 clean:
 	rm -rf $(VENV) build src/*.egg-info
