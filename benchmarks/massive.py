@@ -84,6 +84,7 @@ PODIUM_SYSTEMS: dict[str, Any] = {
     "Thurstone": lambda: podium.Thurstone(),
     "TrueSkill": lambda: podium.TrueSkill(),
     "TrueSkill(exact)": lambda: podium.TrueSkill(update="exact"),
+    "TrueSkill(chain)": lambda: podium.TrueSkill(update="chain"),
     "Glicko2": lambda: podium.Glicko2(),
     "EloMMR mmr": lambda: podium.EloMMR(variant="mmr"),
     "EloMMR mmr-fast": lambda: podium.EloMMR(variant="mmr-fast"),

@@ -22,8 +22,9 @@ from scipy.stats import norm
 import podium
 from podium import League, Match, Matches, Rating, TrueSkill
 
-# The paper's literal team sum (center=False): what the trueskill package and the reference values compute.
-TS = TrueSkill(center=False)
+# The paper's literal team sum (center=False) and its chain of margins (update="chain"): what the trueskill
+# package and the reference values compute.
+TS = TrueSkill(center=False, update="chain")
 
 
 def rated(match: Match, ratings: dict[str, Rating] | None = None, model: TrueSkill = TS) -> dict[str, tuple[float, float]]:

@@ -14,7 +14,7 @@ from numpy.typing import NDArray
 
 from ..numerics import jit, tilted_messages
 from .common import most_players, most_teams
-from .ep import team_log_outcome
+from .ep import ORDERED, team_log_outcome
 from .trueskill import SIGMA_MAX, condition, match_workspace, rate_teams, skill_var, team_priors, two_teams
 
 __all__ = ["MATCH_TOLERANCE", "MATCH_ITERATIONS", "permute", "structure", "forget", "from_filter", "sweep",
@@ -194,7 +194,7 @@ def from_filter(match_start: NDArray[np.int64], team_start: NDArray[np.int64], t
             cav_mu[p] = cm
             cav_var[p - p0] = cv
         team_priors(team_start, t0, n, ident, weight, cav_mu, cav_var, p0, beta2, 0.0, tm, tv, size)
-        loglik[m] = team_log_outcome(tm[:n], tv[:n], team_rank[t0:t0 + n], size[:n], margin)
+        loglik[m] = team_log_outcome(tm[:n], tv[:n], team_rank[t0:t0 + n], size[:n], margin, ORDERED)
         for p in range(p0, p1):
             i = player[p]
             k = slot_sv[p]
@@ -232,7 +232,7 @@ def _update_match(m: int, match_start: NDArray[np.int64], team_start: NDArray[np
                                              msg_t[p], single[k])
     bad = rate_teams(team_start, t0, n, ident, weight, cav_mu, cav_var, p0, team_rank[t0:t0 + n], beta2, 0.0, margin,
                      MATCH_TOLERANCE, MATCH_ITERATIONS, tm, tv, size, pi, tau_msg, order, starts, iw, fw,
-                     new_mu, new_var)
+                     new_mu, new_var, ORDERED)
     for p in range(p0, p1):
         k = slot_sv[p]
         mp, mt = _divide(cav_mu[p] + new_mu[p - p0], new_var[p - p0], cav_mu[p], cav_var[p - p0])
@@ -426,7 +426,7 @@ def leave_one_out(match_start: NDArray[np.int64], team_start: NDArray[np.int64],
             cav_mu[p], cav_var[p - p0] = _cavity(fwd_p[k], fwd_t[k], bwd_p[k], bwd_t[k], lik_p[k], lik_t[k],
                                                  msg_p[p], msg_t[p], single[k])
         team_priors(team_start, t0, n, ident, weight, cav_mu, cav_var, p0, beta2, 0.0, tm, tv, size)
-        out[m] = team_log_outcome(tm[:n], tv[:n], team_rank[t0:t0 + n], size[:n], margin)
+        out[m] = team_log_outcome(tm[:n], tv[:n], team_rank[t0:t0 + n], size[:n], margin, ORDERED)
 
 
 @jit
