@@ -460,7 +460,8 @@ def test_rank_probabilities_logistic_monte_carlo() -> None:
 
 # -- 7. TrueSkill -----------------------------------------------------------------------------------------------
 def test_trueskill_log_likelihood_is_log_order_of_teams() -> None:
-    ts = podium.TrueSkill(center=False)  # the paper's literal team sums, as written by hand below
+    ts = podium.TrueSkill(center=False, update="chain")  # the paper's literal team sums and margins, by hand below
+    ordered = podium.TrueSkill(center=False)  # the default: places only ordered
     r = {"a": podium.Rating(27.0, 4.0), "b": podium.Rating(22.5, 6.5), "c": podium.Rating(30.0, 2.0),
          "d": podium.Rating(24.0, 3.0), "e": podium.Rating(20.0, 7.0), "f": podium.Rating(26.0, 5.0)}
     teams = [["a", "b"], ["c"], ["d", "e", "f"]]
@@ -473,6 +474,7 @@ def test_trueskill_log_likelihood_is_log_order_of_teams() -> None:
               for t, ws in zip(teams, weights)]
         expected = log_order(mean, sd, ranks, margin=ts._margin, size=[2.0, 1.0, 3.0])
         assert ts.log_likelihood(match, r) == pytest.approx(expected, rel=1e-12)
+        assert ordered.log_likelihood(match, r) == pytest.approx(log_order(mean, sd, ranks), rel=1e-12)
     p = ts.rank_probabilities(teams, r, weights=weights)
     np.testing.assert_allclose(p.sum(axis=0), 1.0, atol=1e-9)
     np.testing.assert_allclose(p.sum(axis=1), 1.0, atol=1e-9)

@@ -144,13 +144,7 @@ def test_a_contest_round_of_ten_thousand_is_rated_voided_and_rebuilt(
     assert count(app, db.matches) == 2
 
 
-@pytest.mark.parametrize("model_name", [
-    pytest.param("trueskill", marks=pytest.mark.xfail(strict=True, reason=(
-        "TrueSkill's multiplayer update (src/podium/models, kernels) on 100 or more teams with large tie groups "
-        "gives tied players of equal prior different ratings (a spread of 0.5 in a group of 5,000 here) and puts "
-        "some groups out of order; the library's replay does the same (the server stores what the library "
-        "computes). Being rewritten: this test passes when that is fixed."))),
-    "plackett-luce"])
+@pytest.mark.parametrize("model_name", ["trueskill", "plackett-luce"])
 def test_a_round_from_the_prior_rates_in_its_finishing_order(client: Any, tokens: dict[str, str], model_name: str
                                                              ) -> None:
     created = client.post(LEAGUES, json={"name": "order", "model": model_name}, headers=auth(tokens["admin"]))

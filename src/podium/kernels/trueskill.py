@@ -183,8 +183,40 @@ def rate_teams(
     for t in range(n):
         pi[t] = sum_pi[t] / runs
         tau_msg[t] = sum_tau[t] / runs
+    if runs < span:
+        _share_among_equals(tm, tv, size, order, starts, groups, pi, tau_msg)
     apply_messages(team_start, t0, n, row, weight, var, p0, tm, tv, pi, tau_msg, new_mu, new_var)
     return unconverged
+
+
+@jit
+def _share_among_equals(tm: NDArray[np.float64], tv: NDArray[np.float64], size: NDArray[np.float64],
+                        order: NDArray[np.int64], starts: NDArray[np.int64], groups: int, pi: NDArray[np.float64],
+                        tau: NDArray[np.float64]) -> None:
+    """Average the messages of tied teams with equal priors and sizes (neighbours in the canonical order).
+
+    With fewer runs than rotations (a group beyond :data:`~podium.kernels.ep.MAX_ROTATIONS`) each team visits
+    its own sample of the group's places, so interchangeable teams would get slightly different messages (a
+    spread of 0.5 among 5,000 newcomers tied last); the model's posterior treats them alike, and so does this.
+    """
+    for g in range(groups):
+        a = starts[g]
+        while a < starts[g + 1]:
+            b = a + 1
+            first = order[a]
+            while (b < starts[g + 1] and tm[order[b]] == tm[first] and tv[order[b]] == tv[first]
+                   and size[order[b]] == size[first]):
+                b += 1
+            if b - a > 1:
+                p = 0.0
+                t = 0.0
+                for k in range(a, b):
+                    p += pi[order[k]]
+                    t += tau[order[k]]
+                for k in range(a, b):
+                    pi[order[k]] = p / (b - a)
+                    tau[order[k]] = t / (b - a)
+            a = b
 
 
 @jit
