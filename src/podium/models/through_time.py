@@ -7,8 +7,9 @@ one factor graph and lets every game inform every estimate, earlier and later:
 * each player has one skill variable per *batch* (the matches played at one ``time``);
 * between a player's consecutive batches the skill follows a Gaussian random walk,
   ``s_k ~ N(s_{k-1}, gamma^2 (t_k - t_{k-1}))``; a new player's first skill is ``N(mu, sigma^2)``;
-* each match is TrueSkill's factor graph (:func:`podium.kernels.trueskill.rate_teams`: teams, partial play,
-  draws by margin, any number of teams, non-finishers censored below the finishers).
+* each match is TrueSkill's factor graph under its default ``update="ordered"``
+  (:func:`podium.kernels.trueskill.rate_teams`: teams, partial play, two-team draws by margin, places of more
+  teams only ordered with tied groups as their orders, non-finishers censored below the finishers).
 
 Inference is expectation propagation.  Each skill variable ``k`` holds three Gaussian messages in natural
 parameters (precision ``pi``, precision-adjusted mean ``tau``): ``forward`` from its past (the prior, or the
@@ -47,6 +48,7 @@ from ..kernels.levels import (LEVEL_KNOTS, hat_weights, level_constant, level_sy
                               solve_spd)
 from ..kernels.through_time import (MATCH_ITERATIONS, MATCH_TOLERANCE, chain_messages, extrapolate, first_draw, forget,
                                     from_filter, leave_one_out, permute, structure, sweep)
+from ..kernels.ep import ORDERED
 from ..kernels.trueskill import SIGMA_MAX, replay_trueskill
 from ..match import Match
 from ..matches import Matches
@@ -373,7 +375,7 @@ class TrueSkillThroughTime(Hyperparameters):
         hist_sd = np.empty(len(pl))
         bad = replay_trueskill(ms, ts, tr, pl, wt, st, mu, sd, np.zeros(n_players, dtype=np.int64),
                                np.full(n_players, np.nan), hist_mu, hist_sd, np.empty(0), float(self.beta), 0.0,
-                               float(self.gamma), f._margin, MATCH_TOLERANCE, MATCH_ITERATIONS, 0.0)
+                               float(self.gamma), f._margin, MATCH_TOLERANCE, MATCH_ITERATIONS, 0.0, ORDERED)
         fwd = np.empty((2, k))
         bwd = np.zeros((2, k))
         lik = np.empty((2, k))
