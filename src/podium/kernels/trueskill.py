@@ -161,28 +161,24 @@ def rate_teams(
     unconverged = 0
     groups, finishers = canonical_order(tm[:n], tv[:n], rank, size[:n], order, starts)
     runs, span = tie_rotations(starts, groups)
-    if runs == 1:
-        if expectation_propagation(tm[:n], tv[:n], rank, size[:n], margin, tolerance, max_iterations,
-                                   order, starts, groups, finishers, 0, pi, tau_msg, iw, fw, update == CHAIN) < 0:
-            unconverged += 1
-        apply_messages(team_start, t0, n, row, weight, var, p0, tm, tv, pi, tau_msg, new_mu, new_var)
-        return unconverged
     # A tied group's likelihood is the geometric mean over its orders (as podium.ordering's): each run's
     # Gaussian approximation of it to the power 1/runs, i.e. the runs' messages averaged in natural parameters.
     # So the messages stay precisions >= 0, and no variance grows.
-    sum_pi = np.zeros(n)
-    sum_tau = np.zeros(n)
+    sum_pi = np.zeros(n if runs > 1 else 0)
+    sum_tau = np.zeros(n if runs > 1 else 0)
     for r in range(runs):
         if expectation_propagation(tm[:n], tv[:n], rank, size[:n], margin, tolerance, max_iterations,
                                    order, starts, groups, finishers, rotation(r, runs, span), pi, tau_msg, iw, fw,
                                    update == CHAIN, r > 0) < 0:
             unconverged += 1
+        if runs > 1:
+            for t in range(n):
+                sum_pi[t] += pi[t]
+                sum_tau[t] += tau_msg[t]
+    if runs > 1:
         for t in range(n):
-            sum_pi[t] += pi[t]
-            sum_tau[t] += tau_msg[t]
-    for t in range(n):
-        pi[t] = sum_pi[t] / runs
-        tau_msg[t] = sum_tau[t] / runs
+            pi[t] = sum_pi[t] / runs
+            tau_msg[t] = sum_tau[t] / runs
     if runs < span:
         _share_among_equals(tm, tv, size, order, starts, groups, pi, tau_msg)
     apply_messages(team_start, t0, n, row, weight, var, p0, tm, tv, pi, tau_msg, new_mu, new_var)
@@ -307,14 +303,11 @@ def replay_trueskill(
             ma, mb = wa * (mu[ra] - center), wb * (mu[rb] - center)
             tva, tvb = wa * wa * (va + beta2), wb * wb * (vb + beta2)
             pa = ta = pb = tb = 0.0
-            r0, r1 = rank[0], rank[1]
-            if r0 >= 0 or r1 >= 0:
-                kind = DRAW if r0 == r1 else WIN  # a non-finisher beaten as by a loss (two_teams)
-                eps = margin * math.sqrt(2.0)
-                if r1 < 0 or (r0 >= 0 and r0 <= r1):
-                    pa, ta, pb, tb = tilted_messages(kind, eps, ma, tva, mb, tvb)
-                else:
-                    pb, tb, pa, ta = tilted_messages(kind, eps, mb, tvb, ma, tva)
+            win, kind, eps = two_teams(rank[0], rank[1], margin, 2.0)
+            if win == 0:
+                pa, ta, pb, tb = tilted_messages(kind, eps, ma, tva, mb, tvb)
+            elif win == 1:
+                pb, tb, pa, ta = tilted_messages(kind, eps, mb, tvb, ma, tva)
             denom = 1.0 + pa * tva
             mu[ra] += wa * va * ((ta - pa * ma) / denom)
             sigma[ra] = math.sqrt(va * (1.0 + pa * (tva - wa * wa * va)) / denom)
