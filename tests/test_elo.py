@@ -168,9 +168,11 @@ def four_equal(model) -> list[float]:
 
 def test_pairwise_sum_and_mean_on_four_equal_players() -> None:
     # Each pair contributes S - 1/2: the winner 3 * 1/2 = 1.5, then 0.5, -0.5, -1.5; mean divides by n - 1 = 3.
-    assert four_equal(PairwiseElo(k=1.0, **NATURAL)) == pytest.approx([1.5, 0.5, -0.5, -1.5])
+    assert four_equal(PairwiseElo(k=1.0, combine="sum", **NATURAL)) == pytest.approx([1.5, 0.5, -0.5, -1.5])
     assert four_equal(PairwiseElo(k=1.0, combine="mean", **NATURAL)) == pytest.approx([1 / 2, 1 / 6, -1 / 6, -1 / 2])
-    assert four_equal(PairwiseElo(k=3.0, **NATURAL)) == pytest.approx([4.5, 1.5, -1.5, -4.5])
+    assert four_equal(PairwiseElo(k=3.0, combine="sum", **NATURAL)) == pytest.approx([4.5, 1.5, -1.5, -4.5])
+    # the default is the mean (a field's pairs are views of one performance, not n - 1 games)
+    assert four_equal(PairwiseElo(k=1.0, **NATURAL)) == four_equal(PairwiseElo(k=1.0, combine="mean", **NATURAL))
 
 
 def test_pairwise_equals_elo_for_two_teams() -> None:
@@ -186,8 +188,8 @@ def test_pairwise_log_likelihood_is_the_sum_over_pairs() -> None:
     match = Match([["a"], ["b"], ["c"]], ranks=[0, 1, 1])  # b and c draw
     ls = lambda d: -math.log1p(math.exp(-d))  # noqa: E731  log sigmoid
     expected = ls(0.6) + ls(0.2) + 0.5 * (ls(-0.4) + ls(0.4))
-    assert PairwiseElo(**NATURAL).log_likelihood(match, ratings) == pytest.approx(expected)
-    assert PairwiseElo(combine="mean", **NATURAL).log_likelihood(match, ratings) == pytest.approx(expected / 2)
+    assert PairwiseElo(combine="sum", **NATURAL).log_likelihood(match, ratings) == pytest.approx(expected)
+    assert PairwiseElo(**NATURAL).log_likelihood(match, ratings) == pytest.approx(expected / 2)  # "mean"
 
 
 def test_win_probabilities_two_teams_match_the_closed_forms() -> None:

@@ -299,11 +299,11 @@ def codeforces() -> podium.Matches:
 
 
 def test_codeforces_early_against_the_definitions() -> None:
-    """Plackett-Luce at its defaults on Codeforces rounds 1-150, rounds after the first 15 (the reference's
+    """Plackett-Luce (the victory order, the default when the figures below were taken) on Codeforces rounds 1-150, rounds after the first 15 (the reference's
     ``num_rounds_postpone_eval``), contestants with 5 earlier rounds: evaluate's figures equal the pairwise
     definitions applied to ``model.rate`` replayed round by round (numpy, O(n^2) a round)."""
     matches = codeforces()
-    model = podium.PlackettLuce()
+    model = podium.PlackettLuce(order="victory")
     report = podium.evaluate(matches, {"pl": model}, start=15, min_rounds=5)
     prior = model.prior
     ratings: dict[str, podium.Rating] = {}

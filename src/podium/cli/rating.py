@@ -125,10 +125,10 @@ def demo(
     }, show="Elo")
     race = simulate(players, matches // 4, teams=8, team_size=1, draw_probability=0.02, seed=seed + 1)
     _season("Free-for-alls (8 players)", race.matches, race.skills, {
-        "PairwiseElo sum": PairwiseElo(k=8), "PairwiseElo mean": PairwiseElo(),
-        "PairwiseElo gaussian": PairwiseElo(k=8, performance="gaussian"),
-        "PlackettLuce victory": PlackettLuce(), "PlackettLuce elimination": PlackettLuce(order="elimination"),
-    }, show="PlackettLuce victory")
+        "PairwiseElo sum": PairwiseElo(k=8, combine="sum"), "PairwiseElo mean": PairwiseElo(),
+        "PairwiseElo gaussian": PairwiseElo(performance="gaussian"),
+        "PlackettLuce victory": PlackettLuce(order="victory"), "PlackettLuce elimination": PlackettLuce(),
+    }, show="PlackettLuce elimination")
     console.print("Rank correlation: Spearman's rho between final ratings and true skills (1 = perfect).\n"
                   "Mean log-likelihood: each match predicted from the ratings before it (PairwiseElo: the pairwise "
                   "composite likelihood).")

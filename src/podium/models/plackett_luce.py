@@ -36,17 +36,24 @@ class PlackettLuce(LikelihoodModel):
         :class:`podium.Elo`).  No effect on free-for-alls of single players.
     provisional : float, default 0
         Newcomers' larger steps, ``k (1 + provisional / (n + 1))`` after ``n`` matches (see :class:`podium.Elo`).
-    order : {"victory", "elimination"}, default "victory"
-        The default is the victory order: a race is read from the front, as its results are usually reported,
-        and non-finishers then cost nothing to censor.  The note's own version is ``"elimination"``; the two
-        agree for two teams and differ in how much a free-for-all's top and bottom places weigh.
+    order : {"elimination", "victory"}, default "elimination"
+        The default is the note's version: the last is chosen first, so a field's bottom places weigh little
+        and its top places much (the gradient of the last of ``n`` newcomers is ``1/n - 1``, the winner's
+        ``H_n - 1``); ``"victory"`` chooses the winner first, so the bottom weighs most (the last's gradient is
+        ``1 - H_n``: -6.5 for ``n = 1000``, a step of 208 points at ``k = 32``).  The two agree for two teams.
+        Held out (last 30 %) on the shared multiplayer histories the elimination order predicts better: pair
+        error 0.262 against 0.302 on ``f1_races`` (whose non-finishers it censors exactly, as the victory order
+        does), 0.349 against 0.358 on ``nascar2002``, pair log loss 0.417 against 0.424 on
+        ``racetime_maprando``, level on ``riichi_mahjong``; and the Elo-MMR paper's pair inversion on
+        ``codeforces_early`` is 0.736 against 0.715 (``benchmarks/massive.py``).  Leagues rated with the former
+        default need ``order="victory"``.
     """
 
     _kind = PLACKETT_LUCE
 
     def __init__(
         self, *, k: float = 32.0, initial: float = 1500.0, scale: float = 400.0 / math.log(10.0),
-        order: str = "victory", spread: float = 1.0, provisional: float = 0.0,
+        order: str = "elimination", spread: float = 1.0, provisional: float = 0.0,
     ) -> None:
         self.order = order
         super().__init__(k=k, initial=initial, scale=scale, spread=spread, provisional=provisional)
