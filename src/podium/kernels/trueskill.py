@@ -13,7 +13,8 @@ from numpy.typing import NDArray
 from ..numerics import DRAW, WIN, jit, tilted_messages
 from .common import most_players, most_teams
 from ..moment_chain import order_moments
-from .ep import CHAIN, EXACT, ORDERED, canonical_order, expectation_propagation, rotation, team_log_outcome, tie_rotations
+from .ep import (CHAIN, EXACT, ORDERED, canonical_order, expectation_propagation, rotation, team_log_outcome,
+                 tie_rotations, WARM_TOLERANCE)
 
 __all__ = ["SIGMA_MAX", "team_priors", "condition", "two_teams", "apply_messages", "skill_var", "match_workspace", "rate_teams", "exact_messages",
            "replay_trueskill", "history_log_likelihoods", "log_match_quality", "log_qualities"]
@@ -166,11 +167,14 @@ def rate_teams(
     # So the messages stay precisions >= 0, and no variance grows.
     sum_pi = np.zeros(n if runs > 1 else 0)
     sum_tau = np.zeros(n if runs > 1 else 0)
+    tol = tolerance
     for r in range(runs):
-        if expectation_propagation(tm[:n], tv[:n], rank, size[:n], margin, tolerance, max_iterations,
-                                   order, starts, groups, finishers, rotation(r, runs, span), pi, tau_msg, iw, fw,
-                                   update == CHAIN, r > 0) < 0:
+        if expectation_propagation(tm[:n], tv[:n], rank, size[:n], margin, tol, max_iterations, order, starts,
+                                   groups, finishers, rotation(r, runs, span), pi, tau_msg, iw, fw, update == CHAIN,
+                                   r > 0) < 0:
             unconverged += 1
+        if update == ORDERED:
+            tol = max(tolerance, WARM_TOLERANCE)
         if runs > 1:
             for t in range(n):
                 sum_pi[t] += pi[t]
