@@ -257,7 +257,7 @@ def test_ordered_update_with_a_tie_group_is_the_mean_over_its_orders(n: int, fir
     """A tied group is its orders, its likelihood their geometric mean: the update is the prior times the mean,
     in natural parameters, of the exact messages of the strict orders in which the group is rotated (every
     rotation up to 16, 16 evenly spaced beyond), each from order_moments.  The runs after the first start from
-    the last one's messages and stop at a looser tolerance (WARM_TOLERANCE); the widest spread of ratings (sd 15
+    the last one's messages and stop at 1,000 times the tolerance (WARM_FACTOR); the widest spread of ratings (sd 15
     of means within one tied group of 100) is where a short warm run would show."""
     rng = np.random.default_rng(n)
     ts = podium.TrueSkill(tau=0.0)

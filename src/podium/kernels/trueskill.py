@@ -14,7 +14,7 @@ from ..numerics import DRAW, WIN, jit, tilted_messages
 from .common import most_players, most_teams
 from ..moment_chain import order_moments
 from .ep import (CHAIN, EXACT, ORDERED, canonical_order, expectation_propagation, rotation, team_log_outcome,
-                 tie_rotations, WARM_TOLERANCE)
+                 tie_rotations, WARM_FACTOR)
 
 __all__ = ["SIGMA_MAX", "team_priors", "condition", "two_teams", "apply_messages", "skill_var", "match_workspace", "rate_teams", "exact_messages",
            "replay_trueskill", "history_log_likelihoods", "log_match_quality", "log_qualities"]
@@ -174,7 +174,7 @@ def rate_teams(
                                    r > 0) < 0:
             unconverged += 1
         if update == ORDERED:
-            tol = max(tolerance, WARM_TOLERANCE)
+            tol = tolerance * WARM_FACTOR
         if runs > 1:
             for t in range(n):
                 sum_pi[t] += pi[t]
