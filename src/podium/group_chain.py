@@ -81,9 +81,15 @@ def _log_delta(lfx: float, lsx: float, lfy: float, lsy: float) -> float:
 
 @jit
 def _member_tables(loc: NDArray[np.float64], scale: NDArray[np.float64], idx: NDArray[np.int64], a: int, b: int,
-                   x0: float, h: float, s0: int, span: int, lf: NDArray[np.float64], lF: NDArray[np.float64],
-                   lS: NDArray[np.float64]) -> None:
-    """``log f_j, log F_j, log(1 - F_j)`` of members ``idx[a:b]`` at global nodes ``s0 .. s0 + span - 1``."""
+                   x0: float, h: float, s_idx: NDArray[np.int64], e_idx: NDArray[np.int64], g: int
+                   ) -> tuple[int, NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """``(s0, log f_j, log F_j, log(1 - F_j))`` of members ``idx[a:b]`` (rows) at the global nodes of stages
+    ``g`` and ``g + 1`` (``s0`` the first; the columns)."""
+    s0 = min(s_idx[g], s_idx[g + 1])
+    span = max(e_idx[g], e_idx[g + 1]) - s0 + 1
+    lf = np.empty((b - a, span))
+    lF = np.empty((b - a, span))
+    lS = np.empty((b - a, span))
     for r in range(b - a):
         i = idx[a + r]
         m = loc[i]
@@ -94,6 +100,35 @@ def _member_tables(loc: NDArray[np.float64], scale: NDArray[np.float64], idx: ND
             lf[r, t] = -0.5 * z * z - _LOG_SQRT_2PI - ls
             lF[r, t] = log_ndtr(z)
             lS[r, t] = log_ndtr(-z)
+    return s0, lf, lF, lS
+
+
+@jit
+def _kernel(lf: NDArray[np.float64], lF: NDArray[np.float64], lS: NDArray[np.float64], tx: int, ty: int,
+            dls: NDArray[np.float64]) -> tuple[float, float]:
+    """A group's kernel at columns ``tx > ty`` of its tables: ``(log prod_j Delta_j, S = sum_j f_j(x) /
+    Delta_j)``, so ``K = prod Delta S``; each ``log Delta_j`` into ``dls``."""
+    lp = 0.0
+    ssum = 0.0
+    for r in range(lf.shape[0]):
+        dl = _log_delta(lF[r, tx], lS[r, tx], lF[r, ty], lS[r, ty])
+        dls[r] = dl
+        lp += dl
+        ssum += math.exp(lf[r, tx] - dl)
+    return lp, ssum
+
+
+@jit
+def _row_integral(row: NDArray[np.float64], cnt: int, d0: int, dd: int, diag: NDArray[np.float64], big: float,
+                  h: float) -> float:
+    """``log`` of the corrected trapezoid sum of ``exp(row[:cnt])`` (``big`` their largest), node ``j`` at
+    distance ``d0 + dd j`` from the diagonal (:func:`_diagonal`'s weights within 6 of it)."""
+    acc = 0.0
+    for j in range(cnt):
+        d = d0 + dd * j
+        w = diag[d] if d < 7 else 1.0
+        acc += w * math.exp(row[j] - big)
+    return big + math.log(h * acc) if acc > 0.0 else _FLOOR
 
 
 @jit
@@ -242,12 +277,8 @@ def _sweep(loc: NDArray[np.float64], scale: NDArray[np.float64], idx: NDArray[np
                     c = _lookup(lc, off[nx], s_idx[nx], e_idx[nx], gt, _FLOOR, top)
                     lu[off[g] + t] = -0.5 * z * z - _LOG_SQRT_2PI - ls + c
             else:
-                s0 = min(s_idx[g], s_idx[nx])
-                span = max(e_idx[g], e_idx[nx]) - s0 + 1
-                lf = np.empty((k, span))
-                lF = np.empty((k, span))
-                lS = np.empty((k, span))
-                _member_tables(loc, scale, idx, st[g], st[g + 1], x0, h, s0, span, lf, lF, lS)
+                s0, lf, lF, lS = _member_tables(loc, scale, idx, st[g], st[g + 1], x0, h, s_idx, e_idx, g)
+                dls = np.empty(k)
                 for t in range(cnt):
                     gt = s_idx[g] + t
                     tx = gt - s0
@@ -255,13 +286,7 @@ def _sweep(loc: NDArray[np.float64], scale: NDArray[np.float64], idx: NDArray[np
                     yb = min(e_idx[nx], gt - 1)
                     big = -np.inf
                     for y in range(ya, yb + 1):
-                        ty = y - s0
-                        lp = 0.0
-                        ssum = 0.0
-                        for r in range(k):
-                            dl = _log_delta(lF[r, tx], lS[r, tx], lF[r, ty], lS[r, ty])
-                            lp += dl
-                            ssum += math.exp(lf[r, tx] - dl)
+                        lp, ssum = _kernel(lf, lF, lS, tx, y - s0, dls)
                         v = lp + math.log(ssum) + lu[off[nx] + y - s_idx[nx]] if ssum > 0.0 else _FLOOR
                         row[y - ya] = v
                         big = max(big, v)
@@ -269,12 +294,7 @@ def _sweep(loc: NDArray[np.float64], scale: NDArray[np.float64], idx: NDArray[np
                         lu[off[g] + t] = _FLOOR
                         continue
                     _diagonal(lu, off[nx], s_idx[nx], e_idx[nx], gt, 1, sten, scratch, diag)
-                    acc = 0.0
-                    for y in range(ya, yb + 1):
-                        d = gt - y
-                        w = diag[d] if d < 7 else 1.0
-                        acc += w * math.exp(row[y - ya] - big)
-                    lu[off[g] + t] = big + math.log(h * acc) if acc > 0.0 else _FLOOR
+                    lu[off[g] + t] = _row_integral(row, yb - ya + 1, gt - ya, -1, diag, big, h)
         cumulate(lu[off[g]:off[g + 1]], gap, cnt, lc[off[g]:off[g + 1]])
     log_p = lc[off[1] - 1]
     if not (abs(log_p) < 1e300):
@@ -345,12 +365,7 @@ def _sweep(loc: NDArray[np.float64], scale: NDArray[np.float64], idx: NDArray[np
                     ld[off[nx] + t] = tmp2[e_idx[g] - y]
             continue
         # a group: D_(g+1)(y) = sum over x > y of w K(x, y) D_g(x), and the members' gradient
-        s0 = min(s_idx[g], s_idx[nx])
-        span = max(e_idx[g], e_idx[nx]) - s0 + 1
-        lf = np.empty((k, span))
-        lF = np.empty((k, span))
-        lS = np.empty((k, span))
-        _member_tables(loc, scale, idx, st[g], st[g + 1], x0, h, s0, span, lf, lF, lS)
+        s0, lf, lF, lS = _member_tables(loc, scale, idx, st[g], st[g + 1], x0, h, s_idx, e_idx, g)
         dls = np.empty(k)
         for t in range(cnx):
             y = s_idx[nx] + t
@@ -363,13 +378,7 @@ def _sweep(loc: NDArray[np.float64], scale: NDArray[np.float64], idx: NDArray[np
             yv = x0 + y * h
             for x in range(xa, xb + 1):
                 tx = x - s0
-                lp = 0.0
-                ssum = 0.0
-                for r in range(k):
-                    dl = _log_delta(lF[r, tx], lS[r, tx], lF[r, ty], lS[r, ty])
-                    dls[r] = dl
-                    lp += dl
-                    ssum += math.exp(lf[r, tx] - dl)
+                lp, ssum = _kernel(lf, lF, lS, tx, ty, dls)
                 ldx = ld[off[g] + x - s_idx[g]]
                 v = lp + math.log(ssum) + ldx if ssum > 0.0 else _FLOOR
                 row[x - xa] = v
@@ -395,12 +404,7 @@ def _sweep(loc: NDArray[np.float64], scale: NDArray[np.float64], idx: NDArray[np
             if xb < xa or not big > _FLOOR:
                 ld[off[nx] + t] = _FLOOR
                 continue
-            acc = 0.0
-            for x in range(xa, xb + 1):
-                d = x - y
-                w = diag[d] if d < 7 else 1.0
-                acc += w * math.exp(row[x - xa] - big)
-            ld[off[nx] + t] = big + math.log(h * acc) if acc > 0.0 else _FLOOR
+            ld[off[nx] + t] = _row_integral(row, xb - xa + 1, xa - y, 1, diag, big, h)
     return ok, log_p
 
 
