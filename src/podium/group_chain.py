@@ -29,9 +29,10 @@ How: one uniform lattice in log space, each stage on a window placed by expectat
 proxy strict chain (each group's members by location; the group's best is its top member's window), as
 the fast tier (:mod:`podium.gauss_chain`).  A strict stage's cumulative is :func:`podium.lattice.cumulate`
 (the corrected trapezoid rule); a group's inner integral is the trapezoid rule with the Euler-Maclaurin
-correction at the diagonal ``y = x`` from 7 one-sided differences (the corrected weights of
-:func:`podium.gauss_rule._end_weights`; the integrand vanishes there like ``(x - y)^(k - 1)``), its far end
-in the window's negligible tail.  ``O(k M^2)`` a group for ``M`` nodes a window.  It answers only when
+correction at the diagonal ``y = x`` from 7 one-sided differences, fitted to the exponential part of the
+integrand (:func:`_diagonal`; the integrand vanishes there like ``(x - y)^(k - 1)``), its far end in the
+window's negligible tail.  After an attempt whose window ends held mass, every window also covers the
+posterior that attempt measured.  ``O(k M^2)`` a group for ``M`` nodes a window.  It answers only when
 every stage's posterior mass is 1 within :data:`MASS_TOL` and no window end holds posterior mass above
 :data:`EDGE_TOL` (else a window end widens or the step refines, :data:`ROUNDS` attempts); otherwise NaN.
 """
@@ -45,7 +46,8 @@ from numpy.typing import NDArray
 
 from .gauss_rule import _SCRATCH, Z_CAP, _fitted_stencil
 from .lattice import cumulate, integrate
-from .numerics import jit, log_ndtr
+from .densities import GAUSSIAN, log_reverse_hazard, logpdf
+from .numerics import jit, log1mexp, log_ndtr
 from .windows import REACH, _ep_chain
 
 __all__ = ["group_order_log_prob"]
@@ -59,24 +61,22 @@ REFINE = 0.6         # the step's factor after a mass failure
 MASS_TOL = 1e-9      # |posterior mass - 1| accepted at every stage (the adaptive engine's)
 MASS_NOISE = 1e-13   # plus this times |log P|: rounding of log-densities of that size
 EDGE_TOL = 1e-11     # posterior mass allowed beyond a window end (density there times the posterior spread)
-WORK_BUDGET = 4e8    # member-node-pairs of one attempt's group kernels; beyond, NaN (the caller's fallback)
+WORK_BUDGET = 4e8    # member-node-pairs of one attempt's group kernels; beyond, NaN (no answer)
 NODE_BUDGET = 2_000_000  # nodes over all windows
-_LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 _FLOOR = -1e300
 _LOG_HALF = -math.log(2.0)
-
-
 
 
 @jit
 def _log_delta(lfx: float, lsx: float, lfy: float, lsy: float) -> float:
     """``log(F(x) - F(y))`` for ``x > y`` from ``log F`` and ``log(1 - F)`` at both, from the side where
-    the difference does not cancel."""
+    the difference does not cancel: :func:`podium.numerics.log_ndtr_diff`'s formula, taken from the tables
+    (each member's ``log F`` once a node, not twice a node pair)."""
     if lfx < _LOG_HALF:
-        d = lfy - lfx
-        return lfx + math.log(-math.expm1(d)) if d < 0.0 else _FLOOR
-    d = lsx - lsy
-    return lsy + math.log(-math.expm1(d)) if d < 0.0 else _FLOOR
+        d = lfx - lfy
+        return lfx + log1mexp(d) if d > 0.0 else _FLOOR
+    d = lsy - lsx
+    return lsy + log1mexp(d) if d > 0.0 else _FLOOR
 
 
 @jit
@@ -97,7 +97,7 @@ def _member_tables(loc: NDArray[np.float64], scale: NDArray[np.float64], idx: ND
         ls = math.log(s)
         for t in range(span):
             z = (x0 + (s0 + t) * h - m) / s
-            lf[r, t] = -0.5 * z * z - _LOG_SQRT_2PI - ls
+            lf[r, t] = logpdf(GAUSSIAN, 0.0, z) - ls
             lF[r, t] = log_ndtr(z)
             lS[r, t] = log_ndtr(-z)
     return s0, lf, lF, lS
@@ -141,19 +141,14 @@ def _block_density(loc: NDArray[np.float64], scale: NDArray[np.float64], idx: ND
         acc = 0.0
         big = -np.inf
         for r in range(a, b):
-            z = (x - loc[idx[r]]) / scale[idx[r]]
+            i = idx[r]
+            z = (x - loc[i]) / scale[i]
             acc += log_ndtr(z)
-        # log sum_j f_j / F_j, by the largest term
+            big = max(big, log_reverse_hazard(GAUSSIAN, 0.0, z) - math.log(scale[i]))
+        tot = 0.0  # sum_j f_j / F_j, relative to its largest term
         for r in range(a, b):
             i = idx[r]
-            z = (x - loc[i]) / scale[i]
-            v = -0.5 * z * z - _LOG_SQRT_2PI - math.log(scale[i]) - log_ndtr(z)
-            big = max(big, v)
-        tot = 0.0
-        for r in range(a, b):
-            i = idx[r]
-            z = (x - loc[i]) / scale[i]
-            tot += math.exp(-0.5 * z * z - _LOG_SQRT_2PI - math.log(scale[i]) - log_ndtr(z) - big)
+            tot += math.exp(log_reverse_hazard(GAUSSIAN, 0.0, (x - loc[i]) / scale[i]) - math.log(scale[i]) - big)
         out[t] = acc + big + math.log(tot)
 
 
@@ -198,15 +193,14 @@ def _block_grad(loc: NDArray[np.float64], scale: NDArray[np.float64], idx: NDArr
     tot = 0.0
     for r in range(a, b):
         i = idx[r]
-        z = (x - loc[i]) / scale[i]
-        tot += math.exp(-0.5 * z * z - _LOG_SQRT_2PI - math.log(scale[i]) - log_ndtr(z))
+        tot += math.exp(log_reverse_hazard(GAUSSIAN, 0.0, (x - loc[i]) / scale[i]) - math.log(scale[i]))
     if not tot > 0.0:
         return
     for r in range(a, b):
         i = idx[r]
         s = scale[i]
         z = (x - loc[i]) / s
-        ai = math.exp(-0.5 * z * z - _LOG_SQRT_2PI - math.log(s) - log_ndtr(z))
+        ai = math.exp(log_reverse_hazard(GAUSSIAN, 0.0, z) - math.log(s))
         rest = tot - ai
         gl[i] += w * (ai * z / s - rest * ai) / tot
         gs[i] += w * (ai * (z * z - 1.0) / s - rest * ai * z) / tot
@@ -275,7 +269,7 @@ def _sweep(loc: NDArray[np.float64], scale: NDArray[np.float64], idx: NDArray[np
                     gt = s_idx[g] + t
                     z = (x0 + gt * h - m) / s
                     c = _lookup(lc, off[nx], s_idx[nx], e_idx[nx], gt, _FLOOR, top)
-                    lu[off[g] + t] = -0.5 * z * z - _LOG_SQRT_2PI - ls + c
+                    lu[off[g] + t] = logpdf(GAUSSIAN, 0.0, z) - ls + c
             else:
                 s0, lf, lF, lS = _member_tables(loc, scale, idx, st[g], st[g + 1], x0, h, s_idx, e_idx, g)
                 dls = np.empty(k)
@@ -352,7 +346,7 @@ def _sweep(loc: NDArray[np.float64], scale: NDArray[np.float64], idx: NDArray[np
             ls = math.log(s)
             for t in range(cnt):
                 z = (x0 + (s_idx[g] + cnt - 1 - t) * h - m) / s
-                row[t] = -0.5 * z * z - _LOG_SQRT_2PI - ls + ld[off[g] + cnt - 1 - t]
+                row[t] = logpdf(GAUSSIAN, 0.0, z) - ls + ld[off[g] + cnt - 1 - t]
             cumulate(row[:cnt], gap, cnt, tmp2[:cnt])
             full = tmp2[cnt - 1]
             for t in range(cnx):
@@ -390,6 +384,8 @@ def _sweep(loc: NDArray[np.float64], scale: NDArray[np.float64], idx: NDArray[np
                     if pw > -745.0:
                         pw = w * math.exp(pw)
                         xv = x0 + x * h
+                        # the truncated Gaussian's score moments (the closed form of numerics.truncated_moments,
+                        # Johnson, Kotz & Balakrishnan 13.10) from the tables' Delta, which it would recompute
                         for r in range(k):
                             i = idx[st[g] + r]
                             sc = scale[i]
