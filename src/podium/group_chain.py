@@ -58,6 +58,8 @@ PULL = 1.0           # step * the neighbours' pull (as the fast tier)
 SLOPE = 0.4          # step * the log-slope of a member's own density at its posterior (an upset is steep; as the
                      # fast tier): without it an upset (log P = -33) passed the mass check 1.6e-6 off
 REFINE = 0.6         # the step's factor after a mass failure
+STEEP = 0.9          # after a mass failure with a capped diagonal fit, the step that brings it this far under the cap
+RETRY_REACH = 10.0   # after a window end held mass, every window covers the measured posterior +- this many spreads
 MASS_TOL = 1e-9      # |posterior mass - 1| accepted at every stage (the adaptive engine's)
 MASS_NOISE = 1e-13   # plus this times |log P|: rounding of log-densities of that size
 EDGE_TOL = 1e-11     # posterior mass allowed beyond a window end (density there times the posterior spread)
@@ -154,24 +156,28 @@ def _block_density(loc: NDArray[np.float64], scale: NDArray[np.float64], idx: ND
 
 @jit
 def _diagonal(la: NDArray[np.float64], off: int, s: int, e: int, t: int, side: int, sten: NDArray[np.float64],
-              scratch: NDArray[np.float64], out: NDArray[np.float64]) -> None:
+              scratch: NDArray[np.float64], out: NDArray[np.float64]) -> float:
     """Trapezoid weights (over ``h``) by distance ``d = 0..6`` from the diagonal node ``t``, with the
     Euler-Maclaurin end correction there fitted to the exponential part of the integrand: the log-slope of
     the other stage's function ``la`` (its window ``s..e``) at ``t`` (:func:`podium.gauss_rule._fitted_stencil`).
     ``side = 1``: the diagonal is the integral's upper end (the forward ``y`` integral, ``la = log u``);
     ``-1``: its lower end (the backward ``x`` integral, ``la = log D``), the rule mirrored.  A crowded
     field's forward functions rise by about ``n phi / Phi`` per unit, too steep for the polynomial correction
-    (a crowd of 60 with ten tied pairs came out 5e-6 off while passing the mass check)."""
-    z = 0.0
+    (a crowd of 60 with ten tied pairs came out 5e-6 off while passing the mass check).  Returns ``|z|``
+    before the fit's cap :data:`podium.gauss_rule.Z_CAP`: beyond it the correction is not the fitted one, and
+    the step must shrink."""
+    raw = 0.0
     if t - 1 >= s and t + 1 <= e:
         a = la[off + t - 1 - s]
         b = la[off + t + 1 - s]
         if a > _FLOOR and b > _FLOOR:
-            z = min(max(0.5 * (b - a), -Z_CAP), Z_CAP)
+            raw = 0.5 * (b - a)
+    z = min(max(raw, -Z_CAP), Z_CAP)
     _fitted_stencil(z if side > 0 else -z, sten, scratch)
     for d in range(7):
         out[d] = 1.0 - sten[0, 6 - d]
     out[0] -= 0.5
+    return abs(raw)
 
 
 @jit
@@ -210,9 +216,11 @@ def _block_grad(loc: NDArray[np.float64], scale: NDArray[np.float64], idx: NDArr
 def _sweep(loc: NDArray[np.float64], scale: NDArray[np.float64], idx: NDArray[np.int64],
            st: NDArray[np.int64], ns: int, lo: NDArray[np.float64], hi: NDArray[np.float64], h: float,
            want_grad: bool, gl: NDArray[np.float64], gs: NDArray[np.float64], post_mean: NDArray[np.float64],
-           post_sd: NDArray[np.float64], edge: NDArray[np.int64]) -> tuple[int, float]:
+           post_sd: NDArray[np.float64], edge: NDArray[np.int64], steep: NDArray[np.float64]) -> tuple[int, float]:
     """One attempt: ``(status, log P)``, status 0 (ok), 1 (a window end held mass: ``edge[g]`` bit 1 the
-    lower end, bit 2 the upper), 2 (a stage's mass is off), 3 (over budget or no finite value).
+    lower end, bit 2 the upper), 2 (a stage's mass is off), 3 (over budget or no finite value); ``steep[0]``
+    receives the largest ``|z|`` of the diagonal corrections (:func:`_diagonal`) at nodes where a posterior
+    holds mass (elsewhere an error weighs nothing).
 
     Stages ``g < ns``: members ``idx[st[g]:st[g+1]]``; the last stage is the bottom block (its
     closed-form density).  Windows ``[lo_g, hi_g]`` on the lattice ``x0 + t h``."""
@@ -240,6 +248,7 @@ def _sweep(loc: NDArray[np.float64], scale: NDArray[np.float64], idx: NDArray[np
     lu = np.empty(total)   # log u_g
     lc = np.empty(total)   # log C_g (cumulative of u_g on its window)
     ld = np.empty(total)   # log D_g
+    zr = np.zeros(total)   # |z| of the diagonal corrections at each node, before the cap
     widest = 0
     for g in range(ns):
         widest = max(widest, e_idx[g] - s_idx[g] + 1)
@@ -250,6 +259,7 @@ def _sweep(loc: NDArray[np.float64], scale: NDArray[np.float64], idx: NDArray[np
     diag = np.empty(7)                 # corrected weights (over h) by distance 0..6 from the diagonal
     sten = np.empty((7, 7))
     scratch = np.empty(_SCRATCH)
+    steep[0] = 0.0
     last = ns - 1
     # forward, bottom up
     _block_density(loc, scale, idx, st[last], st[last + 1], x0, h, s_idx[last], e_idx[last] - s_idx[last] + 1,
@@ -287,7 +297,7 @@ def _sweep(loc: NDArray[np.float64], scale: NDArray[np.float64], idx: NDArray[np
                     if yb < ya or not big > _FLOOR:
                         lu[off[g] + t] = _FLOOR
                         continue
-                    _diagonal(lu, off[nx], s_idx[nx], e_idx[nx], gt, 1, sten, scratch, diag)
+                    zr[off[g] + t] = _diagonal(lu, off[nx], s_idx[nx], e_idx[nx], gt, 1, sten, scratch, diag)
                     lu[off[g] + t] = _row_integral(row, yb - ya + 1, gt - ya, -1, diag, big, h)
         cumulate(lu[off[g]:off[g + 1]], gap, cnt, lc[off[g]:off[g + 1]])
     log_p = lc[off[1] - 1]
@@ -321,6 +331,9 @@ def _sweep(loc: NDArray[np.float64], scale: NDArray[np.float64], idx: NDArray[np
             edge[g] |= 1
         if post[cnt - 1] * sd > EDGE_TOL:
             edge[g] |= 2
+        for t in range(cnt):  # the steepest diagonal fit where this stage's posterior holds mass
+            if post[t] * sd > EDGE_TOL:
+                steep[0] = max(steep[0], zr[off[g] + t])
         if edge[g] != 0:
             ok = 1
         elif ok == 0 and not abs(mass - 1.0) <= MASS_TOL + MASS_NOISE * abs(log_p):
@@ -364,7 +377,8 @@ def _sweep(loc: NDArray[np.float64], scale: NDArray[np.float64], idx: NDArray[np
         for t in range(cnx):
             y = s_idx[nx] + t
             ty = y - s0
-            _diagonal(ld, off[g], s_idx[g], e_idx[g], y, -1, sten, scratch, diag)
+            zr[off[nx] + t] = max(zr[off[nx] + t], _diagonal(ld, off[g], s_idx[g], e_idx[g], y, -1, sten, scratch,
+                                                             diag))
             xa = max(s_idx[g], y + 1)
             xb = e_idx[g]
             big = -np.inf
@@ -481,10 +495,11 @@ def group_order_log_prob(loc: NDArray[np.float64], scale: NDArray[np.float64], s
     post_sd = np.empty(ns)
     post_mean = np.empty(ns)
     edge = np.zeros(ns, dtype=np.int64)
+    steep = np.zeros(1)
     for attempt in range(ROUNDS):
         gl[:] = 0.0
         gs[:] = 0.0
-        status, log_p = _sweep(loc, scale, idx, st, ns, lo, hi, h, want_grad, gl, gs, post_mean, post_sd, edge)
+        status, log_p = _sweep(loc, scale, idx, st, ns, lo, hi, h, want_grad, gl, gs, post_mean, post_sd, edge, steep)
         if status == 0:
             if want_grad:
                 for i in range(len(loc)):
@@ -505,8 +520,10 @@ def group_order_log_prob(loc: NDArray[np.float64], scale: NDArray[np.float64], s
                 if edge[g] & 2:
                     hi[g] += 0.5 * width
                 if math.isfinite(post_mean[g]) and post_sd[g] > 0.0:
-                    lo[g] = min(lo[g], post_mean[g] - REACH * post_sd[g])
-                    hi[g] = max(hi[g], post_mean[g] + REACH * post_sd[g])
+                    lo[g] = min(lo[g], post_mean[g] - RETRY_REACH * post_sd[g])
+                    hi[g] = max(hi[g], post_mean[g] + RETRY_REACH * post_sd[g])
+        elif steep[0] > Z_CAP:  # the diagonal's exponential part was steeper than the fit takes: step to it
+            h *= min(REFINE, STEEP * Z_CAP / steep[0])
         else:
             h *= REFINE
     return np.nan
