@@ -81,6 +81,7 @@ MIN_ROUNDS = 5        # a contestant counts with at least this many earlier roun
 PODIUM_SYSTEMS: dict[str, Any] = {
     "PairwiseElo": lambda: podium.PairwiseElo(),
     "PlackettLuce": lambda: podium.PlackettLuce(),
+    "PlackettLuce(arithmetic)": lambda: podium.PlackettLuce(ties="arithmetic"),
     "Thurstone": lambda: podium.Thurstone(),
     "TrueSkill": lambda: podium.TrueSkill(),
     "TrueSkill(exact)": lambda: podium.TrueSkill(update="exact"),

@@ -164,8 +164,8 @@ ELO_UNIT = 400.0 / math.log(10.0)
 PAIRWISE = [Case(f"PairwiseElo-{c}-{p}-{u}",
                  lambda c=c, p=p, u=u: podium.PairwiseElo(combine=c, performance=p, update=u), ELO_UNIT)
             for c in ("sum", "mean") for p in ("logistic", "gaussian") for u in ("gradient", "classic")]
-PLACKETT_LUCE = [Case(f"PlackettLuce-{o}", lambda o=o: podium.PlackettLuce(order=o), ELO_UNIT)
-                 for o in ("victory", "elimination")]
+PLACKETT_LUCE = [Case(f"PlackettLuce-{o}-{t}", lambda o=o, t=t: podium.PlackettLuce(order=o, ties=t), ELO_UNIT)
+                 for o in ("victory", "elimination") for t in ("geometric", "arithmetic")]
 THURSTONE = [
     Case("Thurstone-gaussian", podium.Thurstone, ELO_UNIT, max_n=300),
     Case("Thurstone-gaussian-knots-floor", lambda: podium.Thurstone(k=[(1200.0, 48.0), (1800.0, 16.0)], floor=1100.0),

@@ -39,14 +39,16 @@ def strict_log_p(v_in_choice_order: list[float]) -> float:
     return sum(v[i] - math.log(sum(math.exp(x) for x in v[i:])) for i in range(len(v)))
 
 
-def brute_log_p(s: dict[str, float], match: Match, order: str) -> float:
-    """The model's likelihood by enumeration: average over tied groups' orders of log P, and the sum of
-    P over the orders of the non-finishers (placed below every finisher)."""
+def brute_log_p(s: dict[str, float], match: Match, order: str, ties: str = "geometric") -> float:
+    """The model's likelihood by enumeration: average over tied groups' orders of log P (``ties="geometric"``)
+    or of P (``"arithmetic"``), and the sum of P over the orders of the non-finishers (placed below every
+    finisher)."""
     sign = 1.0 if order == "victory" else -1.0
     finish = sorted({r for r in match.ranks if r is not None})
     groups = [[t[0] for t, r in zip(match.teams, match.ranks) if r == rank] for rank in finish]
     dnf = [t[0] for t, r in zip(match.teams, match.ranks) if r is None]
     total = 0.0
+    likelihoods = []
     tie_orders = list(itertools.product(*[list(itertools.permutations(g)) for g in groups]))
     for tie_order in tie_orders:
         finishers = [p for g in tie_order for p in g]  # best first
@@ -56,6 +58,9 @@ def brute_log_p(s: dict[str, float], match: Match, order: str) -> float:
             choice = best_first if order == "victory" else best_first[::-1]
             prob += math.exp(strict_log_p([sign * s[p] for p in choice]))
         total += math.log(prob)
+        likelihoods.append(prob)
+    if ties == "arithmetic":
+        return math.log(sum(likelihoods) / len(tie_orders))
     return total / len(tie_orders)
 
 
@@ -71,23 +76,25 @@ CASES = [
 ]
 
 
+@pytest.mark.parametrize("ties", ["geometric", "arithmetic"])
 @pytest.mark.parametrize("order", ["victory", "elimination"])
 @pytest.mark.parametrize("ranks,values", CASES)
-def test_log_likelihood_equals_brute_force(order: str, ranks: list, values: list[float]) -> None:
+def test_log_likelihood_equals_brute_force(order: str, ties: str, ranks: list, values: list[float]) -> None:
     names = [f"p{i}" for i in range(len(ranks))]
     s = dict(zip(names, values))
     match = Match([[p] for p in names], ranks=ranks)
-    model = PlackettLuce(order=order, **NATURAL)
+    model = PlackettLuce(order=order, ties=ties, **NATURAL)
     got = model.log_likelihood(match, {p: Rating(v) for p, v in s.items()})
-    assert got == pytest.approx(brute_log_p(s, match, order), rel=1e-10, abs=1e-12)
+    assert got == pytest.approx(brute_log_p(s, match, order, ties), rel=1e-10, abs=1e-12)
 
 
+@pytest.mark.parametrize("ties", ["geometric", "arithmetic"])
 @pytest.mark.parametrize("order", ["victory", "elimination"])
 @pytest.mark.parametrize("ranks,values", CASES)
-def test_gradient_equals_central_differences(order: str, ranks: list, values: list[float]) -> None:
+def test_gradient_equals_central_differences(order: str, ties: str, ranks: list, values: list[float]) -> None:
     names = [f"p{i}" for i in range(len(ranks))]
     match = Match([[p] for p in names], ranks=ranks)
-    model = PlackettLuce(order=order, **NATURAL)
+    model = PlackettLuce(order=order, ties=ties, **NATURAL)
     ratings = {p: Rating(v) for p, v in zip(names, values)}
     grad = gradients(model, match, ratings)
     h = 1e-5
@@ -105,6 +112,36 @@ def test_d_non_finishers_among_n_equal_players_have_likelihood_d_factorial_over_
     match = Match([[f"p{i}"] for i in range(n)], ranks=list(range(n - d)) + [None] * d)
     got = PlackettLuce(order=order, **NATURAL).log_likelihood(match, {})
     assert got == pytest.approx(math.lgamma(d + 1) - math.lgamma(n + 1), rel=1e-11)
+
+
+@pytest.mark.parametrize("order", ["victory", "elimination"])
+@pytest.mark.parametrize("groups", [[150] + [1] * 50, [1] * 20 + [400, 300] + [1] * 30, [17] * 6, [2] * 40])
+def test_arithmetic_ties_of_equal_players_any_size_have_likelihood_one_over_n_factorial(order: str, groups: list[int]) -> None:
+    # Equal players: each group fills its places with probability prod g! / n! and the mean over the groups'
+    # orders divides by prod g!, so log P = -log n! for every layout (closed form), also past 16 tied, where
+    # the geometric mean uses Efron's approximation.
+    ranks = [r for r, g in enumerate(groups) for _ in range(g)]
+    match = Match([[f"p{i}"] for i in range(len(ranks))], ranks=ranks)
+    model = PlackettLuce(order=order, ties="arithmetic", **NATURAL)
+    assert model.log_likelihood(match, {}) == pytest.approx(-math.lgamma(len(ranks) + 1), rel=1e-11)
+    # Nothing to learn about equal players from where their groups finished relative to each other's sizes:
+    # the step sums to zero, and tied players move together.
+    grad = gradients(model, match)
+    assert sum(grad) == pytest.approx(0.0, abs=1e-9)
+    start = 0
+    for g in groups:
+        assert max(grad[start:start + g]) - min(grad[start:start + g]) < 1e-9
+        start += g
+
+
+def test_arithmetic_draw_of_two_teams_teaches_nothing_and_geometric_is_half_a_win() -> None:
+    # Two teams tied: P(either order) = 1 under the arithmetic mean, so no step; the geometric mean is Elo's
+    # half a win and half a loss, which moves the weaker team up.
+    match = Match([["a"], ["b"]], ranks=[0, 0])
+    ratings = {"a": Rating(1.0), "b": Rating(-1.0)}
+    assert gradients(PlackettLuce(ties="arithmetic", **NATURAL), match, ratings) == pytest.approx([0.0, 0.0], abs=1e-12)
+    p = 1.0 / (1.0 + math.exp(-2.0))
+    assert gradients(PlackettLuce(ties="geometric", **NATURAL), match, ratings) == pytest.approx([0.5 - p, p - 0.5])
 
 
 @pytest.mark.parametrize("values,rest", [

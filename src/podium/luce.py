@@ -30,6 +30,11 @@ first.  That representation gives two exact pieces:
   essentially never has) use Efron's approximation ``log(A + (|U|/g) sum_G exp(v))`` for each size: exact
   when the tied teams have equal ratings, and increasingly off as their ratings spread (one tied team 10
   natural units above sixteen others roughly doubles its step), so the model changes at ``g = 17``.
+* **Draws, arithmetic mean** (``ties=ARITHMETIC``): a tied group contributes the log of the *average over its
+  g! orders of their probabilities*, ``log P(G is chosen before the rest, in any order) - log g!``.  By
+  memorylessness that is the censored integral above with the rest being the groups still to be chosen, so
+  it is exact for any ``g`` at ``O(g)`` per quadrature node.  Two teams tied then learn nothing from each
+  other (P(either order) = 1), where the geometric mean is Elo's half a win.
 """
 
 from __future__ import annotations
@@ -41,9 +46,13 @@ from numpy.typing import NDArray
 
 from .numerics import jit, log1mexp, logaddexp, logsumexp, x_over_expm1
 
-__all__ = ["VICTORY", "ELIMINATION", "censored_block", "tied_block", "plackett_luce_gradient", "plackett_luce_log_win"]
+__all__ = [
+    "VICTORY", "ELIMINATION", "GEOMETRIC", "ARITHMETIC", "censored_block", "tied_block", "plackett_luce_gradient",
+    "plackett_luce_log_win",
+]
 
 VICTORY, ELIMINATION = 0, 1
+GEOMETRIC, ARITHMETIC = 0, 1  # a tied group's term: the mean of its orders' log-likelihoods, or of their likelihoods
 
 
 _MAX_EXACT_TIE = 16
@@ -93,15 +102,13 @@ def _slope(y: float, la: NDArray[np.float64], g: int) -> float:
 
 
 @jit
-def _trapezoid_log(start: float, h: float, nodes: int, la: NDArray[np.float64], g: int) -> float:
-    """``log(h * sum_k f(start + k h))``, the trapezoid rule (the ends are negligible) in log space."""
-    top = -np.inf
-    for k in range(nodes):
-        top = max(top, _log_f(start + k * h, la, g))
+def _node_sum(start: float, h: float, first: int, stride: int, nodes: int, la: NDArray[np.float64], g: int,
+              top: float) -> float:
+    """``sum_k exp(log f(start + k h) - top)`` over ``k = first, first + stride, ... < nodes``."""
     total = 0.0
-    for k in range(nodes):
+    for k in range(first, nodes, stride):
         total += math.exp(_log_f(start + k * h, la, g) - top)
-    return top + math.log(total) + math.log(h)
+    return total
 
 
 @jit
@@ -169,24 +176,30 @@ def censored_block(
         ends[side] = far
     # Trapezoid rule, halving the step until the integral stops changing (1e-14 relative): the integrand
     # can have a shoulder much sharper than its peak where many factors switch on at once.
+    # A halving keeps the old nodes' sum (relative to the peak) and adds the new midpoints.
     span = ends[1] - ends[0]
     nodes = max(int(math.ceil(span / (0.25 * width))), 16) + 1
     h = span / (nodes - 1)
-    log_integral = _trapezoid_log(ends[0], h, nodes, la, g)
+    node_sum = _node_sum(ends[0], h, 0, 1, nodes, la, g, peak)
+    log_integral = peak + math.log(node_sum * h)
     while nodes < _MAX_CENSOR_NODES:
         nodes = 2 * nodes - 1
         h *= 0.5
-        finer = _trapezoid_log(ends[0], h, nodes, la, g)
+        node_sum += _node_sum(ends[0], h, 1, 2, nodes, la, g, peak)
+        finer = peak + math.log(node_sum * h)
         done = abs(finer - log_integral) < 1e-14 * max(1.0, abs(finer))
         log_integral = finer
         if done:
             break
     log_total = log_integral - math.log(h)
+    # Each node's weight once (O(g nodes), not O(g^2 nodes): a tied group of hundreds is a real round's).
+    weight = np.empty(nodes)
+    for k in range(nodes):
+        weight[k] = math.exp(_log_f(ends[0] + k * h, la, g) - log_total)
     for i in range(g):
         acc = 0.0
         for k in range(nodes):
-            y = ends[0] + k * h
-            acc += math.exp(_log_f(y, la, g) - log_total) * _g(la[i] + y)
+            acc += weight[k] * _g(la[i] + ends[0] + k * h)
         grad[i] = acc
     return log_total + math.log(h)
 
@@ -284,12 +297,13 @@ def _sort_choice_order(rank: NDArray[np.int64], n: int, order: int, idx: NDArray
 @jit
 def plackett_luce_gradient(
     s: NDArray[np.float64], rank: NDArray[np.int64], n: int, order: int, grad: NDArray[np.float64],
-    fw: NDArray[np.float64], iw: NDArray[np.int64], want_ll: bool = True,
+    fw: NDArray[np.float64], iw: NDArray[np.int64], want_ll: bool = True, ties: int = GEOMETRIC,
 ) -> float:
     """Log-likelihood of a match under Plackett-Luce and its gradient with respect to ``s[:n]``.
 
     ``order`` is ``VICTORY`` or ``ELIMINATION``; non-finishers (``rank = -1``) are censored and ties are
-    averaged over their orders, as the module docstring derives.  O(n) for strict orders.  ``fw``
+    averaged over their orders, in log-likelihood (``ties=GEOMETRIC``) or likelihood (``ARITHMETIC``), as
+    the module docstring derives.  O(n) for strict orders.  ``fw``
     (at least ``7 n + 2`` floats) and ``iw`` (``4 n + 3`` ints) are scratch space, so a replay of strict
     orders allocates nothing (tied and censored groups allocate their own small work arrays).
     ``want_ll=False`` skips the logarithms that only the log-likelihood needs (0 is returned).
@@ -366,6 +380,15 @@ def plackett_luce_gradient(
                     mass += bgrad[i]
                 if mass > 0.0:
                     log_c = math.log(mass) - log_rest
+        elif ties == ARITHMETIC:
+            # P(the group is chosen before the rest, in any order) / g!: the censored integral again.
+            total += censored_block(block, g, log_rest, bgrad) - math.lgamma(g + 1.0)
+            mass = 0.0
+            for i in range(g):
+                gv[p + i] += bgrad[i]
+                mass += bgrad[i]
+            if q < n and mass > 0.0:
+                log_c = math.log(mass) - log_rest
         else:
             term, log_c = tied_block(block, g, log_rest, bgrad)
             total += term

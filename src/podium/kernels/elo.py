@@ -11,7 +11,7 @@ import numba as nb
 import numpy as np
 from numpy.typing import NDArray
 
-from ..luce import plackett_luce_gradient
+from ..luce import ARITHMETIC, plackett_luce_gradient
 from ..numerics import inv_mills, jit, log_ndtr, ndtr
 from .common import match_spread, most_teams, provisional_factor, team_sums
 
@@ -168,7 +168,7 @@ def _family_gradient(kind: int, a: int, b: int, c: int, s: NDArray[np.float64], 
                      want_ll: bool) -> float:
     if kind == PAIRWISE:
         return pairwise_gradient(s, rank, n, a, b, c, grad, fw, want_ll)
-    return plackett_luce_gradient(s, rank, n, a, grad, fw, iw, want_ll)
+    return plackett_luce_gradient(s, rank, n, a, grad, fw, iw, want_ll, b)
 
 
 @nb.njit(cache=True, nogil=True, inline="always")
@@ -263,7 +263,10 @@ def replay_likelihood(
     pair_performance, pair_update = (a, b) if kind == PAIRWISE else (LOGISTIC, GRADIENT)
     # Every match has at least two teams and every team at least one player (Matches' invariants), so
     # 2 teams per match and 1 player per team on average means exactly that everywhere: one-player duels.
-    if n_matches > 0 and len(team_rank) == 2 * n_matches and len(row) == len(team_rank):
+    # Plackett-Luce's arithmetic-mean ties make a two-team draw uninformative (P(either order) = 1), which
+    # is not a two-team Elo game: such draws go through the Plackett-Luce kernel.
+    pair_draws = not (kind == PLACKETT_LUCE and b == ARITHMETIC)
+    if pair_draws and n_matches > 0 and len(team_rank) == 2 * n_matches and len(row) == len(team_rank):
         _replay_duels(pair_performance, pair_update, k, inv_scale, initial, spread, provisional, team_rank, row,
                       weight, mu, games, hist_mu, loglik, want_ll, want_hist)
         return
@@ -283,10 +286,10 @@ def replay_likelihood(
         inv = inv_scale * shrink
         for t in range(n):
             s[t] *= inv
-        if n == 2:
+        score = pair_score(team_rank[t0], team_rank[t0 + 1]) if n == 2 else -1.0
+        if n == 2 and (pair_draws or score != 0.5):
             # Two teams: every model of the family is one two-team Elo game (Plackett-Luce in either
             # order is logistic Elo, draws and non-finishers included), so call it directly.
-            score = pair_score(team_rank[t0], team_rank[t0 + 1])
             if score < 0.0:
                 ll, grad[0] = 0.0, 0.0
             else:
