@@ -256,7 +256,7 @@ def test_ordered_update_with_a_tie_group_is_the_mean_over_its_orders(n: int, fir
                                                                      spread: float) -> None:
     """A tied group is its orders, its likelihood their geometric mean: the update is the prior times the mean,
     in natural parameters, of the exact messages of the strict orders in which the group is rotated (every
-    rotation up to 16, 16 evenly spaced beyond), each from order_moments.  The runs after the first start from
+    rotation up to 16, else 8 evenly spaced rotations and each reflected), each from order_moments.  The runs after the first start from
     the last one's messages and stop at 1,000 times the tolerance (WARM_FACTOR); the widest spread of ratings (sd 15
     of means within one tied group of 100) is where a short warm run would show."""
     rng = np.random.default_rng(n)
@@ -268,16 +268,17 @@ def test_ordered_update_with_a_tie_group_is_the_mean_over_its_orders(n: int, fir
     mean, spread = _posteriors(ts, loc, sd, rank)
     members = list(range(first, first + size))
     members.sort(key=lambda i: (loc[i] - ts.mu, sd[i] ** 2 + ts.beta ** 2))  # the canonical order
-    runs = min(size, MAX_ROTATIONS)
+    # every rotation up to 16 members, else 8 evenly spaced rotations and each of them reflected
+    runs = ([(r, False) for r in range(size)] if size <= MAX_ROTATIONS
+            else [(j * size // 8, reflected) for reflected in (False, True) for j in range(8)])
     pi, tau = np.zeros(n), np.zeros(n)  # the runs' messages to each performance, averaged in natural parameters
-    for r in range(runs):
-        rot = r * size // runs
+    for rot, reflected in runs:
         strict = rank.copy()
         for k in range(size):
-            strict[members[(k + rot) % size]] = first + k
+            strict[members[(size - 1 - k + rot) % size if reflected else (k + rot) % size]] = first + k
         p, t = _exact_messages(ts, loc, sd, strict)
-        pi += p / runs
-        tau += t / runs
+        pi += p / len(runs)
+        tau += t / len(runs)
     m1, es = _skill(ts, loc, sd, pi, tau)
     assert np.max(np.abs(mean - m1) / es) < 5e-3
     assert np.max(np.abs(spread / es - 1.0)) < 0.01

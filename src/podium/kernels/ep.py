@@ -13,14 +13,14 @@ from numpy.typing import NDArray
 
 from ..numerics import BELOW, DRAW, WIN, comparison_message, jit, log_ndtr, log_ndtr_diff, truncate
 from ..moment_chain import order_moments
-from ..ordering import GAUSSIAN, log_outcome, rank_groups
+from ..ordering import GAUSSIAN, log_outcome, rank_groups, tie_member, tie_turn
 
-__all__ = ["CHAIN", "ORDERED", "EXACT", "MAX_ROTATIONS", "WARM_FACTOR", "tie_rotations", "rotation",
+__all__ = ["CHAIN", "ORDERED", "EXACT", "MAX_ROTATIONS", "WARM_FACTOR", "tie_rotations",
            "expectation_propagation", "team_log_outcome", "canonical_order"]
 
 
 _UNDAMPED = 20  # sweeps before expectation propagation damps its updates
-MAX_ROTATIONS = 16  # chains a tied match is averaged over at most (evenly spaced rotations beyond)
+MAX_ROTATIONS = 16  # chains a tied match is averaged over at most (8 evenly spaced rotations and their reflections beyond)
 WARM_FACTOR = 1e3  # each rotation after the first (ORDERED) starts from the last one's messages and stops at this
                    # times the tolerance: a chain's sweeps contract by about 100 each, so stopping when a sweep moves
                    # no belief by 1e-3 (TrueSkill's default 1e-6 times this) leaves about 1e-5. Measured on 30 fields
@@ -118,11 +118,11 @@ def tie_rotations(starts: NDArray[np.int64], groups: int) -> tuple[int, int]:
     ``span`` is the lcm of the tied groups' sizes if at most 60, else the largest group's size; ``runs`` is
     ``span`` up to 16 (:data:`MAX_ROTATIONS`).  Over ``span`` runs every tied team holds every place of its
     group's chain equally often, so tied teams with equal priors get identical updates (when ``span <= 16``);
-    beyond 16 the rotations are evenly spaced (as :func:`podium.ordering.log_outcome`'s beyond 64), so a group
-    of 798 costs 16 runs of expectation propagation, not 798.  Why 16, not the ordering engine's 64: each run
-    is a whole chain, and on codeforces_early 16 runs gave the same pair inversion as 64 (0.7456 against
-    0.7457) in a quarter of the time (4.4 s against 18.4 s).  The runs after the first stop sooner
-    (:data:`WARM_FACTOR`).
+    beyond 16 the runs are 8 evenly spaced rotations, each also reflected (:func:`podium.ordering.tie_turn`, as
+    :func:`podium.ordering.log_outcome`'s beyond 32), so a group of 798 costs 16 runs of expectation
+    propagation, not 798.  Why 16, not the ordering engine's 32: each run is a whole chain, and on
+    codeforces_early 16 runs gave the same pair inversion as 64 (0.7456 against 0.7457) in a quarter of the
+    time (4.4 s against 18.4 s).  The runs after the first stop sooner (:data:`WARM_FACTOR`).
     """
     span = 1
     biggest = 1
@@ -142,25 +142,18 @@ def tie_rotations(starts: NDArray[np.int64], groups: int) -> tuple[int, int]:
 
 
 @jit
-def rotation(r: int, runs: int, span: int) -> int:
-    """Run ``r``'s rotation of the tied groups: ``floor(r span / runs)`` (``r`` itself when every rotation
-    runs)."""
-    return r * span // runs
-
-
-@jit
 def expectation_propagation(
     tm: NDArray[np.float64], tv: NDArray[np.float64], rank: NDArray[np.int64], size: NDArray[np.float64],
     margin: float, tolerance: float, max_iterations: int, order: NDArray[np.int64], starts: NDArray[np.int64],
     groups: int, finishers: int, rotation: int, pi: NDArray[np.float64], tau: NDArray[np.float64],
-    iw: NDArray[np.int64], fw: NDArray[np.float64], links: bool = True, warm: bool = False,
+    iw: NDArray[np.int64], fw: NDArray[np.float64], links: bool = True, warm: bool = False, reflect: bool = False,
 ) -> int:
     """Run EP on the comparison layer of one match; write each team's total message into ``pi, tau``.
 
     ``tm, tv``: the teams' prior performance means and variances; ``rank``: -1 = did not finish;
     ``size``: players per team (for the draw margin ``margin * sqrt(n1 + n2)``); ``order, starts,
-    groups, finishers`` from :func:`canonical_order`; ``rotation``: which chain of the tied groups (see
-    :func:`tie_rotations`); ``iw, fw``: workspaces of at least 2 and 11 rows of ``len(tm)`` entries.
+    groups, finishers`` from :func:`canonical_order`; ``rotation, reflect``: which chain of the tied groups
+    (:func:`tie_rotations`, :func:`podium.ordering.tie_turn`); ``iw, fw``: workspaces of at least 2 and 11 rows of ``len(tm)`` entries.
     ``links``: the paper's chain (a win ``d > eps``, a tie a draw factor ``|d| <= eps``); without, every
     neighbour of the chain is only ordered, ``d > 0``, a tied group's members in this rotation's order
     (:data:`ORDERED`).  ``warm``: start from the messages the last call left in ``fw`` (the same match in
@@ -201,7 +194,7 @@ def expectation_propagation(
     for g in range(groups):
         a, b = starts[g], starts[g + 1]
         for k in range(a, b):
-            chain[k] = order[a + (k - a + rotation) % (b - a)]
+            chain[k] = order[a + tie_member(k - a, b - a, rotation, reflect)]
     for k in range(finishers, n):
         chain[k] = order[k]
     last = finishers - 1

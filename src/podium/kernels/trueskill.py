@@ -13,7 +13,8 @@ from numpy.typing import NDArray
 from ..numerics import DRAW, WIN, jit, tilted_messages
 from .common import most_players, most_teams
 from ..moment_chain import order_moments
-from .ep import (CHAIN, EXACT, ORDERED, canonical_order, expectation_propagation, rotation, team_log_outcome,
+from ..ordering import tie_turn
+from .ep import (CHAIN, EXACT, ORDERED, canonical_order, expectation_propagation, team_log_outcome,
                  tie_rotations, WARM_FACTOR)
 
 __all__ = ["SIGMA_MAX", "team_priors", "condition", "two_teams", "apply_messages", "skill_var", "match_workspace", "rate_teams", "exact_messages",
@@ -169,9 +170,10 @@ def rate_teams(
     sum_tau = np.zeros(n if runs > 1 else 0)
     tol = tolerance
     for r in range(runs):
+        turn, reflect = tie_turn(r, runs, span)
         if expectation_propagation(tm[:n], tv[:n], rank, size[:n], margin, tol, max_iterations, order, starts,
-                                   groups, finishers, rotation(r, runs, span), pi, tau_msg, iw, fw, update == CHAIN,
-                                   r > 0) < 0:
+                                   groups, finishers, turn, pi, tau_msg, iw, fw, update == CHAIN, r > 0,
+                                   reflect) < 0:
             unconverged += 1
         if update == ORDERED:
             tol = tolerance * WARM_FACTOR
