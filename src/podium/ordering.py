@@ -66,6 +66,8 @@ def tie_turn(r: int, runs: int, span: int) -> tuple[int, bool]:
     """
     if runs >= span:
         return r, False
+    if runs < 2 or runs % 2:
+        raise ValueError("tie_turn: fewer runs than rotations must be an even number of at least 2")
     half = runs // 2
     return (r % half) * span // half, r >= half
 

@@ -112,8 +112,8 @@ def canonical_order(tm: NDArray[np.float64], tv: NDArray[np.float64], rank: NDAr
 
 @jit
 def tie_rotations(starts: NDArray[np.int64], groups: int) -> tuple[int, int]:
-    """``(runs, span)``: a match is averaged over ``runs`` chains, run ``r`` rotating every tied group by
-    :func:`rotation` ``(r, runs, span)`` modulo its size.
+    """``(runs, span)``: a match is averaged over ``runs`` chains, run ``r`` rotating every tied group by the
+    turn of :func:`podium.ordering.tie_turn` ``(r, runs, span)`` modulo its size, reflected in its second half.
 
     ``span`` is the lcm of the tied groups' sizes if at most 60, else the largest group's size; ``runs`` is
     ``span`` up to 16 (:data:`MAX_ROTATIONS`).  Over ``span`` runs every tied team holds every place of its

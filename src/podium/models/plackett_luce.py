@@ -52,8 +52,9 @@ class PlackettLuce(LikelihoodModel):
         A tied group's term.  ``"geometric"``: the mean over the group's orders of their log-likelihoods
         (exact for up to 16 tied, Efron's approximation beyond); two tied teams each score half a win, as in
         Elo.  ``"arithmetic"``: the log of the mean of their likelihoods, ``log P(the group fills its places in
-        any order) - log g!``, exact for any group size (the censoring integral), the semantics of
-        :mod:`podium.ordering` and ``TrueSkill(update="ordered")``; a draw of two teams then moves nobody.
+        any order) - log g!``, exact for any group size (the censoring integral), the semantics issue 29 asks of
+        every model (:mod:`podium.ordering` and TrueSkill still take the geometric mean); a draw of two teams
+        then moves nobody.
         Held out (last 30 %, ``podium.evaluate``) the two are level where ties are multiplayer: the Elo-MMR
         paper's pair inversion on ``codeforces_early`` (tie groups up to 798) is 0.7361 against 0.7360
         (``benchmarks/massive.py``, 0.29 s against 0.58 s).  Where draws are between two teams they split:
