@@ -371,18 +371,12 @@ def plackett_luce_gradient(
         for i in range(g):
             block[i] = v[p + i]
         log_c = -np.inf  # log coefficient for the rest, in unshifted units
-        if r < 0:  # the non-finishers
-            if q < n:
-                total += censored_block(block, g, log_rest, bgrad)
-                mass = 0.0
-                for i in range(g):
-                    gv[p + i] += bgrad[i]
-                    mass += bgrad[i]
-                if mass > 0.0:
-                    log_c = math.log(mass) - log_rest
-        elif ties == ARITHMETIC:
-            # P(the group is chosen before the rest, in any order) / g!: the censored integral again.
-            total += censored_block(block, g, log_rest, bgrad) - math.lgamma(g + 1.0)
+        if r < 0 or ties == ARITHMETIC:
+            # the non-finishers, or an arithmetic-mean tie: P(the group is chosen before the rest, in any
+            # order), the censored integral (0 with nothing left to choose); a tie divides by its g! orders
+            total += censored_block(block, g, log_rest, bgrad)
+            if r >= 0:
+                total -= math.lgamma(g + 1.0)
             mass = 0.0
             for i in range(g):
                 gv[p + i] += bgrad[i]
