@@ -25,7 +25,7 @@ Every model rates the whole history in order, predicting each match from the rat
 is on the same matches, which the fitted models never saw.  Tables: one per metric, rows = data sets,
 columns = models; the best value in each row is bold.  Times are wall-clock on this machine.  Besides the
 TrueSkill paper's pair metrics, every table set has the Elo-MMR paper's contest metrics (``pair_inversion``,
-``rank_deviation``: :mod:`podium.evaluate_contests`) on the same held-out matches, counting contestants with at
+``rank_deviation``: :mod:`podium.evaluation.contests`) on the same held-out matches, counting contestants with at
 least 5 earlier matches (``podium.evaluate``'s ``min_rounds=5``).
 
 What is left out, and said so in the document (never hidden): before anything else, each podium model at its
@@ -60,7 +60,7 @@ from typing import Any
 import numpy as np
 
 import podium
-from podium.evaluate import Report
+from podium.evaluation.prequential import Report
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/teams.py, run as a script or imported
 from teams import histories as team_histories  # noqa: E402
@@ -84,7 +84,7 @@ METRIC_TITLES = {
                       "and PairwiseElo's is its pairwise composite likelihood, so compare within a family",
     "pair_inversion": "Pair inversion: the Elo-MMR paper's share of correctly ordered pairs (higher is better): "
                       "contestants ordered by their ratings before the match, those with at least 5 earlier matches, "
-                      "a pair rated equal or tied in place counts as correct (`podium.evaluate_contests`); the peers, "
+                      "a pair rated equal or tied in place counts as correct (`podium.evaluation.contests`); the peers, "
                       "which expose no rating here, by their mean pair probability",
     "rank_deviation": "Rank deviation: the Elo-MMR paper's mean distance from a contestant's place predicted by "
                       "rating to its actual range of places, over n − 1 (lower is better); same contestants",
@@ -513,7 +513,7 @@ def write(results: Sequence[dict[str, Any]], out: Path, seconds: float,
 
 
 def figure(results: Sequence[dict[str, Any]], path: Path) -> None:
-    from podium import plot
+    from podium.evaluation import plot
 
     reports = {r["name"]: r["report"] for r in results}
     fig = plot.comparison(reports, "pair_log_loss", models=_columns(results))

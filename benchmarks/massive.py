@@ -29,7 +29,7 @@ The systems, each at its defaults:
   ``trueskill``, ``glicko``, ``bar``; ``mu_noob`` 1500 and ``sig_noob`` 350 (its defaults).
 
 Accuracy (the Elo-MMR paper's protocol): **pair inversion** (the share of correctly ordered pairs, higher is
-better) and **rank deviation** (lower is better), both from :func:`podium.evaluate_contests.round_metrics`, the
+better) and **rank deviation** (lower is better), both from :func:`podium.evaluation.contests.round_metrics`, the
 code behind ``podium.evaluate``'s contest metrics, given every system's ratings *before* each round: rounds
 from the 16th on (the first 15 are rated, not scored), contestants with at least 5 earlier rounds (the others
 are taken out of the round).  podium's rating before a round is the player's ``mu`` after its previous round
@@ -71,7 +71,7 @@ from typing import Any, cast
 import numpy as np
 
 import podium
-from podium.evaluate_contests import round_metrics
+from podium.evaluation.contests import round_metrics
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "codeforces_early" / "matches.jsonl.gz"
 DAY = 86400

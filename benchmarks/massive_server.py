@@ -15,7 +15,7 @@ is skipped), on SQLite and, if it answers, PostgreSQL (``PODIUM_TEST_PG``, defau
    stored states are read, put into the League and updated.
 3. The time of each request is split by wrapping, for the run only: the model's own rating of the match (its
    compiled ``_replay``, what a model author owns); the library's ``League`` bookkeeping around it
-   (``set_states``, ``record_slots`` less the model, ``states``: per-player Python in ``podium.league``); and the
+   (``set_states``, ``record_slots`` less the model, ``states``: per-player Python in ``podium.engine.league``); and the
    rest, which is the server's own (JSON, validation, the group commit, the reads and writes, the commit, the
    answer).
 

@@ -49,7 +49,7 @@ TARGETS = {6: 20e-6, 100: 0.5e-3, 1000: 20e-3}
 _RACE_TIMER = r"""
 import json, statistics, sys, time
 import numpy as np
-from podium.numerics import jit
+from podium.ordering.numerics import jit
 from podium.ordering import GAUSSIAN, log_outcome
 
 @jit

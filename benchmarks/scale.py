@@ -6,7 +6,7 @@
 The history is simulated in chunks (one-on-one games among ``--players`` players with fixed skills, Gaussian
 performances) and written as Parquet in podium's long form, a row group per chunk, so that the writer holds one
 chunk (under 2 GB at any size).  Match and player ids are integers by default, as a large game's are (a player's
-id is then its decimal digits, and a League maps the integers themselves to rows: ``podium.decimal_ids``);
+id is then its decimal digits, and a League maps the integers themselves to rows: ``podium.data.decimal_ids``);
 ``--ids text`` writes ``m0000000000`` and ``p00000000`` instead, looked up by hashing.  Each replay runs in a
 process of its own, so that its peak resident memory (``ru_maxrss``) is its own; Elo with ``keep_history=False``
 in both:
@@ -38,7 +38,7 @@ own)::
     projected for 1,000,000,000 matches at the streaming rate: 4 min
 
 Earlier runs of the same dense-id path that afternoon gave 1.14 (21.3 s against 2.4 s) and 0.92 (31.6 s
-against 2.9 s): the machine's speed changes by the hour.  With sparse 64-bit player ids (``--ids sparse``: the hash table of ``podium.decimal_ids``, one
+against 2.9 s): the machine's speed changes by the hour.  With sparse 64-bit player ids (``--ids sparse``: the hash table of ``podium.data.decimal_ids``, one
 run): 3,617,763 matches/s (27.6 s) against 4,295,859 in memory, 0.84, peak 1,806 MB.
 
 The same machine is up to twice as fast at other hours, the in-memory replay more than the rest: the morning
@@ -49,7 +49,7 @@ With text ids (``--ids text``, one run), streaming ran at 2,042,009 matches/s (4
 Where the streaming time goes (timers around the League's steps, one run; about 41 s of CPU in 22 s): the
 main thread replays (about 20 s of Elo, at the in-memory replay's speed per match, which is now the bound);
 a thread of its own joins the components a batch behind (about 6-8 s, most of it while the big component forms:
-afterwards a match among its members costs two bits, ``podium.union_find``); the rest, about 12 s of CPU, is
+afterwards a match among its members costs two bits, ``podium.engine.union_find``); the rest, about 12 s of CPU, is
 the reader's two threads decoding the Parquet (about 26 ms a row group of 250,000 matches, timed alone), cutting
 the batches and mapping the players.  Before
 this session the ids were text: every player slot was a hash lookup among ten million names (~110 ns, 23 s of
@@ -142,12 +142,12 @@ def replay(path: str, how: str, batch: int, in_memory: int) -> dict[str, float]:
         league.record_many(podium.scan_matches(path, batch_size=batch))
         out["seconds"] = time.perf_counter() - began
     elif how == "read":  # reading and converting the batches, their players looked up, alone
-        from podium.names import NameIndex
+        from podium.data.names import NameIndex
 
         began = time.perf_counter()
         n = 0
         parts, _ = podium.scan_matches(path, batch_size=batch)._read_ahead(NameIndex())  # (as a League reads)
-        for part in parts:
+        for part, _ in parts:
             n += len(part)
         out["seconds"] = time.perf_counter() - began
         out["matches"] = n

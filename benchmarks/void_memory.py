@@ -202,8 +202,8 @@ def old_replay(path: Path, seq: int) -> None:
     import numpy as np
     from sqlalchemy import and_, delete, insert, select
 
-    from podium.league import League
-    from podium.matches import _Packer
+    from podium.engine.league import League
+    from podium.data.matches import Packer
     from podium.server import replay, store
     from podium.server.db import history, make_engine, matches
     from podium.server.settings import database_url
@@ -216,7 +216,7 @@ def old_replay(path: Path, seq: int) -> None:
         rows = conn.execute(select(matches.c.seq, matches.c.record)
                             .where(and_(matches.c.league_id == league.id, matches.c.status == "recorded"))
                             .order_by(matches.c.seq)).all()
-        packer = _Packer()
+        packer = Packer()
         for row in rows:
             data = json.loads(row.record)
             packer.add(data["teams"], data.get("ranks"), data.get("weights"), data.get("time"), data.get("id"), None)

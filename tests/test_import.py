@@ -16,7 +16,7 @@ import podium
 elapsed = time.perf_counter() - t
 from podium.kernels.elo import replay_likelihood
 from podium.kernels.elo import pair_outcome, pairwise_gradient
-from podium.luce import plackett_luce_gradient
+from podium.ordering.luce import plackett_luce_gradient
 kernels = (replay_likelihood, pair_outcome, pairwise_gradient, plackett_luce_gradient)
 compiled_at_import = sum(len(k.signatures) for k in kernels)
 podium.PlackettLuce().rate(podium.Match.ffa(["a", "b", "c"]), {})

@@ -5,19 +5,27 @@ match histories, and the tools around them.  ``import podium`` compiles nothing:
 kernel on first use and caches it on disk.
 """
 
-from .audit import Audit, Flag, audit
-from .components import Components, ThinLink, components
-from .evaluate import Report, evaluate
-from .fit import FitResult, fit
-from .io import read_matches, write_matches
-from .league import League, PlayerState, Trajectory
-from .match import Match, MatchError
-from .matches import Matches
+import sys as _sys
+
+# the public names, from their layers (docs/design.md, "Layers and files")
+from .data.io import read_matches, write_matches
+from .data.match import Match, MatchError
+from .data.matches import Matches
+from .data.rating import LeaderboardRow, Rating
+from .data.scan import scan_matches
+from .data.simulate import AbuseSimulation, Simulation, simulate, simulate_abuse
+from .engine.components import Components, ThinLink, components
+from .engine.league import League, PlayerState, Trajectory
+from .evaluation import plot
+from .evaluation.fit import FitResult, fit
+from .evaluation.prequential import Report, evaluate
+from .integrity.audit import Audit, Flag, audit
 from .models import (ConvergenceWarning, Elo, EloMMR, Glicko2, Model, PairwiseElo, PlackettLuce, Smoothed, SmoothTrajectory, Thurstone,
                      TrueSkill, TrueSkillThroughTime)
-from .rating import LeaderboardRow, Rating
-from .scan import scan_matches
-from .simulate import AbuseSimulation, Simulation, simulate, simulate_abuse
+
+# ``podium.plot`` is documented as a module of its own: the same module object as podium.evaluation.plot
+# (matplotlib is imported only when a figure is drawn)
+_sys.modules[f"{__name__}.plot"] = plot
 
 __all__ = [
     "AbuseSimulation", "Audit", "Flag", "audit", "scan_matches", "simulate_abuse",

@@ -4,7 +4,7 @@ Moderated leagues of the Elo family, TrueSkill and Glicko-2 (rating periods) wit
 pending, rejected and voided matches are exported and imported into a fresh database of the same kind: the
 league's settings, every match's id, seq, status, record, time and reported / decided times, every rating
 (mu, sigma, games, time of the last match, the model's extra state) and every history row must come back
-(ratings to 1e-12).  ``podium.io.read_matches`` of the export must be the approved log, and rate to the
+(ratings to 1e-12).  ``podium.data.io.read_matches`` of the export must be the approved log, and rate to the
 stored ratings.  Malformed files are refused with the line and the field named, and nothing written.
 """
 
@@ -24,7 +24,7 @@ from typer.testing import CliRunner
 
 import podium
 from podium.cli import app as cli
-from podium.io import read_matches
+from podium.data.io import read_matches
 from podium.server import db, store
 from podium.server.backup import BackupError, export_league, import_league
 from podium.server.db import make_engine, migrate, read_transaction

@@ -15,10 +15,10 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from ..io import read_matches
-from ..league import League
-from ..match import MatchError
-from ..matches import Matches
+from ..data.io import read_matches
+from ..data.match import MatchError
+from ..data.matches import Matches
+from ..engine.league import League
 from ..models import MODELS, Model
 
 __all__ = ["app", "console", "notes", "make_model", "parse_model_spec", "reading"]

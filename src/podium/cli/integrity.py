@@ -14,8 +14,8 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from ..match import MatchError
-from ..matches import Matches
+from ..data.match import MatchError
+from ..data.matches import Matches
 from .common import _load, app, console, notes, parse_model_spec
 
 
@@ -48,7 +48,7 @@ def check_command(
     Ratings are comparable only within a connected component (players who met, directly or through others);
     two large groups joined by a few matches are compared through those few alone.
     """
-    from ..components import components
+    from ..engine.components import components
 
     for option, value in (("--thin", thin), ("--min-size", min_size), ("--provisional", provisional)):
         if value < 1:
@@ -122,7 +122,7 @@ def audit_command(
     skip_invalid: Annotated[bool, typer.Option("--skip-invalid", help="Leave out malformed records (with a warning).")] = False,
 ) -> None:
     """Flag win trading, throwaway farming and sandbagging: results too improbable under the model's predictions."""
-    from ..audit import audit
+    from ..integrity.audit import audit
 
     matches = _load(file, skip_invalid, at_least=2)
     base = parse_model_spec(model)[1] if model else None

@@ -13,12 +13,12 @@ import numpy as np
 import typer
 from rich.table import Table
 
-from ..io import write_matches
-from ..league import League
-from ..match import MatchError
-from ..matches import Matches
+from ..data.io import write_matches
+from ..data.match import MatchError
+from ..data.matches import Matches
+from ..data.simulate import simulate
+from ..engine.league import League
 from ..models import MODELS, Model
-from ..simulate import simulate
 from .common import _leaderboard_table, _load, app, console, make_model, notes, parse_model_spec, reading
 
 
@@ -34,7 +34,7 @@ def rate(
 ) -> None:
     """Rate a match history and show the leaderboard (the history is read and rated a batch at a time, so it may
     be larger than memory)."""
-    from ..scan import scan_matches
+    from ..data.scan import scan_matches
 
     rating_model = make_model(model, set_)
     league = League(rating_model, keep_history=False)
@@ -160,8 +160,8 @@ def evaluate_command(
 ) -> None:
     """Predict every match from the ratings before it and compare models (TrueSkill paper, section 5; pair
     inversion and rank deviation: Elo-MMR paper, Ebtekar & Liu 2021)."""
-    from ..evaluate import evaluate
-    from ..fit import fit
+    from ..evaluation.prequential import evaluate
+    from ..evaluation.fit import fit
 
     specs = model or []
     matches = _load(file, skip_invalid, at_least=2)
@@ -224,7 +224,7 @@ def evaluate_command(
 def _evaluation_figure(report: Any, matches: Matches, models: dict[str, Model], path: Path) -> None:
     from matplotlib.figure import Figure
 
-    from .. import plot as plots
+    from ..evaluation import plot as plots
 
     fig = Figure(figsize=(16, 4.8), layout="constrained")
     ax1, ax2, ax3 = fig.subplots(1, 3, width_ratios=[1.2, 1, 1.4])
@@ -250,8 +250,8 @@ def fit_command(
     skip_invalid: Annotated[bool, typer.Option("--skip-invalid", help="Leave out malformed records (with a warning).")] = False,
 ) -> None:
     """Fit a model's hyperparameters on the first part of a history and score it on the rest."""
-    from ..evaluate import evaluate
-    from ..fit import fit
+    from ..evaluation.prequential import evaluate
+    from ..evaluation.fit import fit
 
     label, base = parse_model_spec(model)
     matches = _load(file, skip_invalid, at_least=2)

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -37,6 +39,30 @@ def _engine(db: str | None) -> Any:
         console.print(f"[red]error:[/red] cannot open the database {db or 'podium.db'!r}: {str(error).splitlines()[0]}")
         raise typer.Exit(1) from None
     return engine
+
+
+@contextmanager
+def _database(db: str | None) -> Iterator[Any]:
+    """The database's engine for one command, disposed after; a :class:`podium.server.store.StoreError` the command
+    meets (no such league, a name taken) is its error message, exit 1."""
+    engine = _engine(db)
+    from ..server.store import StoreError
+
+    try:
+        yield engine
+    except StoreError as error:
+        console.print(f"[red]error:[/red] {error.message}")
+        raise typer.Exit(1) from None
+    finally:
+        engine.dispose()
+
+
+def _read(db: str | None, query: Callable[[Any], list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """``query(connection)`` in one read transaction."""
+    from ..server.db import read_transaction
+
+    with _database(db) as engine, read_transaction(engine) as conn:
+        return query(conn)
 
 
 @app.command()
@@ -112,25 +138,16 @@ def token_create(
 
     if role not in ROLES:
         raise typer.BadParameter(f"must be one of {', '.join(ROLES)}; got {role!r}", param_hint="--role")
-    engine = _engine(db)
-    try:
+    with _database(db) as engine:
         print(create_token(engine, role, label))
-    finally:
-        engine.dispose()
 
 
 @token_app.command("list")
 def token_list(db: Annotated[str | None, typer.Option("--db", help=DB_HELP)] = None) -> None:
     """List the tokens: id, role, label, created, revoked (the tokens themselves are not stored)."""
-    from ..server.db import read_transaction
     from ..server.store import list_tokens
 
-    engine = _engine(db)
-    try:
-        with read_transaction(engine) as conn:
-            rows = list_tokens(conn)
-    finally:
-        engine.dispose()
+    rows = _read(db, list_tokens)
     table = Table("id", "role", "label", "created", "revoked")
     for row in rows:
         table.add_row(str(row["id"]), row["role"], row["label"], row["created"] or "", "yes" if row["revoked"] else "")
@@ -145,11 +162,8 @@ def token_revoke(
     """Revoke a token: every request with it is refused from now on."""
     from ..server.store import revoke_token
 
-    engine = _engine(db)
-    try:
+    with _database(db) as engine:
         found = revoke_token(engine, token_id)
-    finally:
-        engine.dispose()
     if not found:
         notes.print(f"[red]error:[/red] no token with id {token_id} (see podium token list).")
         raise typer.Exit(1)
@@ -164,7 +178,7 @@ def league_create(
     db: Annotated[str | None, typer.Option("--db", help=DB_HELP)] = None,
 ) -> None:
     """Create a league (as the database's owner: no token needed)."""
-    from ..server.store import StoreError, create_league
+    from ..server.store import create_league
 
     model_name, _, settings = model.partition(":")
     try:
@@ -172,29 +186,17 @@ def league_create(
     except typer.BadParameter as error:
         raise typer.BadParameter(f"{model!r}: {error.message}", param_hint="--model") from None
     key = model_name.strip().lower().replace("_", "-")
-    engine = _engine(db)
-    try:
+    with _database(db) as engine:
         league = create_league(engine, name, key, built.get_params(), moderated)
-    except StoreError as error:
-        console.print(f"[red]error:[/red] {error.message}")
-        raise typer.Exit(1) from None
-    finally:
-        engine.dispose()
     console.print(f"league {league.name!r} created: {league.model!r}{' (moderated)' if moderated else ''}")
 
 
 @league_app.command("list")
 def league_list(db: Annotated[str | None, typer.Option("--db", help=DB_HELP)] = None) -> None:
     """List the leagues with their players and matches."""
-    from ..server.db import read_transaction
     from ..server.store import list_leagues
 
-    engine = _engine(db)
-    try:
-        with read_transaction(engine) as conn:
-            rows = list_leagues(conn)
-    finally:
-        engine.dispose()
+    rows = _read(db, list_leagues)
     table = Table()
     for column in ("league", "model", "moderated", "players", "matches"):
         table.add_column(column)
@@ -211,17 +213,11 @@ def league_rebuild(
     tolerance: Annotated[float, typer.Option(help="Largest difference (absolute, relative above 1) that counts as equal.")] = 1e-9,
 ) -> None:
     """Recompute every rating from the league's match log; exit 1 if a stored value differed."""
-    from ..server.store import StoreError, rebuild
+    from ..server.store import rebuild
 
-    engine = _engine(db)
     start = time.perf_counter()
-    try:
+    with _database(db) as engine:
         n, diffs = rebuild(engine, name, write=not check, tolerance=tolerance)
-    except StoreError as error:
-        console.print(f"[red]error:[/red] {error.message}")
-        raise typer.Exit(1) from None
-    finally:
-        engine.dispose()
     elapsed = time.perf_counter() - start
     if not diffs:
         console.print(f"{name}: replayed {n:,} matches in {elapsed:.2f} s; every stored rating agrees.")
@@ -266,25 +262,19 @@ def league_export(
     league.  Tokens are not exported.
     """
     from ..server.backup import export_league
-    from ..server.store import StoreError
 
     if not out.parent.is_dir():
         console.print(f"[red]error:[/red] --out: the folder {str(out.parent)!r} does not exist.")
         raise typer.Exit(1)
-    engine = _engine(db)
     start = time.perf_counter()
     bar, update = _backup_progress()
-    try:
-        with bar:
-            counts = export_league(engine, name, out, progress=update)
-    except StoreError as error:
-        console.print(f"[red]error:[/red] {error.message}")
-        raise typer.Exit(1) from None
-    except OSError as error:
-        console.print(f"[red]error:[/red] could not write {out}: {error}")
-        raise typer.Exit(1) from None
-    finally:
-        engine.dispose()
+    with _database(db) as engine:
+        try:
+            with bar:
+                counts = export_league(engine, name, out, progress=update)
+        except OSError as error:
+            console.print(f"[red]error:[/red] could not write {out}: {error}")
+            raise typer.Exit(1) from None
     shown = ", ".join(f"{n:,} {status}" for status, n in counts.items() if n)
     console.print(f"league {name!r} exported to {out}: {shown or 'no matches'} ({time.perf_counter() - start:.2f} s)")
 
@@ -298,18 +288,16 @@ def league_import(
     """Create a league from an export: its matches with their statuses, its ratings replayed (one transaction)."""
     from ..server.backup import BackupError, import_league
 
-    engine = _engine(db)
     start = time.perf_counter()
     bar, update = _backup_progress()
-    try:
-        with bar:
-            imported, counts = import_league(engine, file, name=name, progress=update)
-    except BackupError as error:
-        console.print(f"[red]error:[/red] {error}")
-        console.print("(nothing was imported)")
-        raise typer.Exit(1) from None
-    finally:
-        engine.dispose()
+    with _database(db) as engine:
+        try:
+            with bar:
+                imported, counts = import_league(engine, file, name=name, progress=update)
+        except BackupError as error:
+            console.print(f"[red]error:[/red] {error}")
+            console.print("(nothing was imported)")
+            raise typer.Exit(1) from None
     shown = ", ".join(f"{n:,} {status}" for status, n in counts.items() if n)
     console.print(f"league {imported!r} imported from {file}: {shown or 'no matches'}; ratings replayed "
                   f"({time.perf_counter() - start:.2f} s)")

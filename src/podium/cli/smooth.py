@@ -15,7 +15,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from ..match import MatchError, format_time, parse_time
+from ..data.match import MatchError, format_time, parse_time
 from .common import _load, app, console, notes
 
 
@@ -134,7 +134,7 @@ def smooth_command(
             raise typer.Exit(1) from None
         console.print(f"trajectories written to {out}")
     if plot is not None:
-        from .. import plot as plots
+        from ..evaluation import plot as plots
 
         try:
             plots.trajectories(result, [row.player for row in rows[:5]], k=k, x="time", path=plot)

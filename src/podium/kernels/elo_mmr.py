@@ -30,13 +30,13 @@ bit; the roots agree to about 1e-12 of a rating).
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from ..densities import LOGISTIC, logcdf
-from ..numerics import jit
-from .common import most_players, most_teams
+from ..ordering.numerics import jit
+from .common import logistic_logs, logistic_pairs, match_slots, most_players, most_teams, played
 
 __all__ = ["TANH_MULTIPLIER", "NORMAL_MU", "NORMAL_SIG", "COUNT", "HEAD", "FACTORS", "extra_prior",
            "replay_elo_mmr", "pair_log_probabilities", "pair_predictions", "match_log_likelihoods"]
@@ -492,10 +492,7 @@ def replay_elo_mmr(
     at = np.empty(4)
     sl2 = sig_limit * sig_limit
     for m in range(len(match_start) - 1):
-        t0 = match_start[m]
-        n = match_start[m + 1] - t0
-        p0 = team_start[t0]
-        p1 = team_start[t0 + n]
+        t0, n, p0, p1 = match_slots(match_start, team_start, m)
         now = time[m]
         if keep_pre:
             for p in range(p0, p1):
@@ -546,21 +543,25 @@ def replay_elo_mmr(
                 _observe(extra, r, cap, mu[r] + share, sp[p - p0], mu, sigma, lo, hi, tol)
         for p in range(p0, p1):
             r = row[p]
-            games[r] += 1
-            if now == now:
-                last_time[r] = now
+            played(r, now, games, last_time)
             if keep:
                 hist_mu[p] = mu[r]
                 hist_sigma[p] = sigma[r]
 
 
 @jit
+def _pair_logit(la: Any, sa: Any, lb: Any, sb: Any) -> Any:  # floats, or float64 arrays elementwise
+    """``z = (la - lb) pi / (sqrt(3) hypot(sa, sb))``: the difference of performances of means ``la``, ``lb`` and
+    standard deviations ``sa``, ``sb``, taken as a logistic of standard deviation ``hypot(sa, sb)``, over its scale;
+    of floats or, elementwise, of arrays."""
+    return (la - lb) * TANH_MULTIPLIER / np.hypot(sa, sb)
+
+
+@jit
 def pair_log_probabilities(la: float, sa: float, lb: float, sb: float) -> tuple[float, float]:
     """``(log P(a ahead of b), log P(b ahead of a))`` for performances of means ``la``, ``lb`` and standard deviations
-    ``sa``, ``sb``, their difference taken as the logistic of standard deviation ``hypot(sa, sb)`` (the paper's
-    logistic terms: ``P = (1 + tanh(w_arg (la - lb))) / 2``)."""
-    z = (la - lb) * TANH_MULTIPLIER / math.hypot(sa, sb)
-    return logcdf(LOGISTIC, 0.0, z), logcdf(LOGISTIC, 0.0, -z)
+    ``sa``, ``sb`` (:func:`_pair_logit`; the paper's logistic terms: ``P = (1 + tanh(w_arg (la - lb))) / 2``)."""
+    return logistic_logs(_pair_logit(la, sa, lb, sb))
 
 
 @jit
@@ -589,8 +590,4 @@ def match_log_likelihoods(match_start: NDArray[np.int64], team_rank: NDArray[np.
 def pair_predictions(loc: NDArray[np.float64], sd: NDArray[np.float64], a: NDArray[np.int64], b: NDArray[np.int64]
                      ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """:func:`pair_log_probabilities` of each pair of teams ``a[k], b[k]``."""
-    la = np.empty(len(a))
-    lb = np.empty(len(a))
-    for k in range(len(a)):
-        la[k], lb[k] = pair_log_probabilities(loc[a[k]], sd[a[k]], loc[b[k]], sd[b[k]])
-    return la, lb
+    return logistic_pairs(_pair_logit(loc[a], sd[a], loc[b], sd[b]))

@@ -11,9 +11,9 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
-from ..numerics import BELOW, DRAW, WIN, comparison_message, jit, log_ndtr, log_ndtr_diff, truncate
-from ..moment_chain import order_moments
-from ..ordering import GAUSSIAN, log_outcome, rank_groups, tie_member, tie_turn
+from ..ordering import GAUSSIAN, log_outcome, rank_groups, tie_member
+from ..ordering.moment_chain import order_moments
+from ..ordering.numerics import BELOW, DRAW, WIN, comparison_message, jit, log_ndtr, log_ndtr_diff, truncate
 
 __all__ = ["CHAIN", "ORDERED", "EXACT", "MAX_ROTATIONS", "WARM_FACTOR", "tie_rotations",
            "expectation_propagation", "team_log_outcome", "canonical_order"]
@@ -292,7 +292,7 @@ def team_log_outcome(tm: NDArray[np.float64], tv: NDArray[np.float64], rank: NDA
     teams, by ``update``: :data:`CHAIN`, the paper's model (a win is a difference beyond the margin);
     :data:`ORDERED`, places only ordered and a tied group the geometric mean over its orders
     (:func:`podium.ordering.log_outcome` without a margin, as :class:`podium.Thurstone`); :data:`EXACT`, places
-    ordered and a tied group within the margin below its best (:func:`podium.moment_chain.order_moments`; NaN
+    ordered and a tied group within the margin below its best (:func:`podium.ordering.moment_chain.order_moments`; NaN
     where its self-check failed)."""
     n = len(tm)
     if n == 2:

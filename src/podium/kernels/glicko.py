@@ -23,13 +23,13 @@ The caller accumulates ``v_inv = 1 / v`` and ``delta_sum = Delta / v`` over the 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from ..densities import LOGISTIC, logcdf
-from ..numerics import jit
-from .common import most_players, most_teams
+from ..ordering.numerics import jit
+from .common import logistic_logs, logistic_pairs, match_slots, most_players, most_teams, played
 from .elo import MEAN, pair_score
 
 __all__ = ["SCALE", "LARGEST", "glicko_g", "expected_score", "new_volatility", "period_update", "composites",
@@ -54,8 +54,9 @@ VOL, OPEN, MU0, PHI0, VOL0, V_INV, DELTA, LAST = range(8)
 
 @jit
 def glicko_g(phi: float) -> float:
-    """``g(phi) = 1 / sqrt(1 + 3 phi^2 / pi^2)``: how much an opponent's uncertainty damps the game (step 3)."""
-    return 1.0 / math.sqrt(1.0 + _3_OVER_PI2 * phi * phi)
+    """``g(phi) = 1 / sqrt(1 + 3 phi^2 / pi^2)``: how much an opponent's uncertainty damps the game (step 3); of a
+    float or, elementwise, of an array."""
+    return 1.0 / np.sqrt(1.0 + _3_OVER_PI2 * phi * phi)
 
 
 @jit
@@ -230,11 +231,17 @@ def composites(team_start: NDArray[np.int64], t0: int, n: int, weight: NDArray[n
 
 
 @jit
+def _pair_logit(cm_a: Any, cv_a: Any, cm_b: Any, cv_b: Any) -> Any:  # floats, or float64 arrays elementwise
+    """``z = g(sqrt(phi_a^2 + phi_b^2)) (mu_a - mu_b)`` of composite ``a`` against composite ``b``, Glicko's expected
+    score of two rated players being ``E = 1 / (1 + e^-z)`` (Glickman 1999, eq. 16's form); of floats or,
+    elementwise, of arrays."""
+    return glicko_g(np.sqrt(cv_a + cv_b)) * (cm_a - cm_b)
+
+
+@jit
 def _pair_logs(cm_a: float, cv_a: float, cm_b: float, cv_b: float) -> tuple[float, float]:
-    """``(log E, log(1 - E))`` of composite ``a`` against composite ``b``: Glicko's expected score of two rated
-    players, ``E = 1 / (1 + exp(-g(sqrt(phi_a^2 + phi_b^2)) (mu_a - mu_b)))`` (Glickman 1999, eq. 16's form)."""
-    z = glicko_g(math.sqrt(cv_a + cv_b)) * (cm_a - cm_b)
-    return logcdf(LOGISTIC, 0.0, z), logcdf(LOGISTIC, 0.0, -z)
+    """``(log E, log(1 - E))`` of composite ``a`` against composite ``b`` (:func:`_pair_logit`)."""
+    return logistic_logs(_pair_logit(cm_a, cv_a, cm_b, cv_b))
 
 
 @jit
@@ -260,11 +267,7 @@ def _pair_log_likelihood(cm: NDArray[np.float64], cv: NDArray[np.float64], rank:
 def composite_pairs(cm: NDArray[np.float64], cv: NDArray[np.float64], a: NDArray[np.int64], b: NDArray[np.int64]
            ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """:func:`_pair_logs` of each pair of composites ``a[k], b[k]``."""
-    la = np.empty(len(a))
-    lb = np.empty(len(a))
-    for k in range(len(a)):
-        la[k], lb[k] = _pair_logs(cm[a[k]], cv[a[k]], cm[b[k]], cv[b[k]])
-    return la, lb
+    return logistic_pairs(_pair_logit(cm[a], cv[a], cm[b], cv[b]))
 
 
 @jit
@@ -292,20 +295,13 @@ def replay_glicko2(
     keep = len(hist_mu) > 0
     want_ll = len(loglik) > 0
     width = most_teams(match_start)
-    cm = np.empty(width)
-    cv = np.empty(width)
-    gs = np.empty(width)
-    tv = np.empty(width)
-    td = np.empty(width)
+    cm, cv, gs, tv, td = np.empty(width), np.empty(width), np.empty(width), np.empty(width), np.empty(width)
     players = most_players(match_start, team_start)
     smu = np.empty(players)
     sphi = np.empty(players)
     work = np.empty((_WORK, players))
     for m in range(len(match_start) - 1):
-        t0 = match_start[m]
-        n = match_start[m + 1] - t0
-        p0 = team_start[t0]
-        p1 = team_start[t0 + n]
+        t0, n, p0, p1 = match_slots(match_start, team_start, m)
         rank = team_rank[t0:t0 + n]
         now = time[m]
         here = np.floor(now / period) if period > 0.0 and now == now else math.nan  # a float: no int64 saturation
@@ -378,9 +374,7 @@ def replay_glicko2(
             mu[r] = 1500.0 + SCALE * new_mu
             sigma[r] = SCALE * new_phi
             extra[r, VOL] = new_vol
-            games[r] += 1
-            if now == now:
-                last_time[r] = now
+            played(r, now, games, last_time)
             if keep:
                 hist_mu[p] = mu[r]
                 hist_sigma[p] = sigma[r]

@@ -10,7 +10,7 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
-from ..numerics import jit
+from ..ordering.numerics import jit
 
 __all__ = ["LEVEL_KNOTS", "hat_weights", "shift_invariant", "level_system", "level_constant", "shift_levels",
            "solve_spd"]

@@ -12,8 +12,8 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
-from ..numerics import jit, tilted_messages
-from .common import most_players, most_teams
+from ..ordering.numerics import jit, tilted_messages
+from .common import match_slots, most_players, most_teams
 from .ep import ORDERED, team_log_outcome
 from .trueskill import SIGMA_MAX, condition, match_workspace, rate_teams, skill_var, team_priors, two_teams
 
@@ -151,6 +151,17 @@ def _divide(mean: float, var: float, cav_mean: float, cav_var: float) -> tuple[f
     return max(1.0 / var - cp, 0.0), mean / var - cav_mean * cp
 
 
+@jit
+def _renew(lik_p: float, lik_t: float, msg_p: float, msg_t: float, single: bool, mean: float, var: float,
+           cav_mean: float, cav_var: float) -> tuple[float, float, float, float]:
+    """A skill's likelihood ``(pi, tau)`` and a match's message to it, ``(lik_p', lik_t', msg_p', msg_t')``, after the
+    match has moved the skill's belief from its cavity ``N(cav_mean, cav_var)`` to ``N(mean, var)``: the new
+    message is their quotient (:func:`_divide`) and replaces the old one in the likelihood (:func:`_replaced`)."""
+    # Scalars in and out: a helper passed the four arrays cost the sweep 5% in reference counting.
+    mp, mt = _divide(mean, var, cav_mean, cav_var)
+    return _replaced(lik_p, msg_p, mp, single), _replaced(lik_t, msg_t, mt, single), mp, mt
+
+
 # -- the first pass: TrueSkill's online replay --------------------------------------------------------------
 @jit
 def from_filter(match_start: NDArray[np.int64], team_start: NDArray[np.int64], team_rank: NDArray[np.int64],
@@ -176,10 +187,7 @@ def from_filter(match_start: NDArray[np.int64], team_start: NDArray[np.int64], t
     lik_p[:] = 0.0
     lik_t[:] = 0.0
     for m in range(len(match_start) - 1):
-        t0 = match_start[m]
-        n = match_start[m + 1] - t0
-        p0 = team_start[t0]
-        p1 = team_start[t0 + n]
+        t0, n, p0, p1 = match_slots(match_start, team_start, m)
         for p in range(p0, p1):
             i = player[p]
             q = last_slot[i]
@@ -222,10 +230,7 @@ def _update_match(m: int, match_start: NDArray[np.int64], team_start: NDArray[np
                   new_mu: NDArray[np.float64], new_var: NDArray[np.float64]) -> int:
     """Re-rate match ``m`` (three or more teams; :func:`sweep` rates two itself) from its players' cavities and
     replace its messages; return how many EP runs missed their tolerance."""
-    t0 = match_start[m]
-    n = match_start[m + 1] - t0
-    p0 = team_start[t0]
-    p1 = team_start[t0 + n]
+    t0, n, p0, p1 = match_slots(match_start, team_start, m)
     for p in range(p0, p1):
         k = slot_sv[p]
         cav_mu[p], cav_var[p - p0] = _cavity(fwd_p[k], fwd_t[k], bwd_p[k], bwd_t[k], lik_p[k], lik_t[k], msg_p[p],
@@ -235,11 +240,9 @@ def _update_match(m: int, match_start: NDArray[np.int64], team_start: NDArray[np
                      new_mu, new_var, ORDERED)
     for p in range(p0, p1):
         k = slot_sv[p]
-        mp, mt = _divide(cav_mu[p] + new_mu[p - p0], new_var[p - p0], cav_mu[p], cav_var[p - p0])
-        lik_p[k] = _replaced(lik_p[k], msg_p[p], mp, single[k])
-        lik_t[k] = _replaced(lik_t[k], msg_t[p], mt, single[k])
-        msg_p[p] = mp
-        msg_t[p] = mt
+        lik_p[k], lik_t[k], msg_p[p], msg_t[p] = _renew(lik_p[k], lik_t[k], msg_p[p], msg_t[p], single[k],
+                                                        cav_mu[p] + new_mu[p - p0], new_var[p - p0], cav_mu[p],
+                                                        cav_var[p - p0])
     return bad
 
 
@@ -340,11 +343,8 @@ def sweep(match_start: NDArray[np.int64], team_start: NDArray[np.int64], team_ra
                             dm, nv = condition(pi0, ta0, tm0, tv0, weight[q], vq)
                         else:
                             dm, nv = condition(pi1, ta1, tm1, tv1, weight[q], vq)
-                        mp, mt = _divide(mq + dm, nv, mq, vq)
-                        lik_p[kk] = _replaced(lik_p[kk], msg_p[q], mp, single[kk])
-                        lik_t[kk] = _replaced(lik_t[kk], msg_t[q], mt, single[kk])
-                        msg_p[q] = mp
-                        msg_t[q] = mt
+                        lik_p[kk], lik_t[kk], msg_p[q], msg_t[q] = _renew(lik_p[kk], lik_t[kk], msg_p[q], msg_t[q],
+                                                                          single[kk], mq + dm, nv, mq, vq)
                     continue
                 unconverged[0] += _update_match(m, match_start, team_start, team_rank, weight, slot_sv, single,
                                                 fwd_p, fwd_t, bwd_p, bwd_t, lik_p, lik_t, msg_p, msg_t, beta2,
@@ -418,10 +418,8 @@ def leave_one_out(match_start: NDArray[np.int64], team_start: NDArray[np.int64],
     cav_var = np.empty(most_players(match_start, team_start))
     ident = np.arange(len(slot_sv))
     for m in range(len(match_start) - 1):
-        t0 = match_start[m]
-        n = match_start[m + 1] - t0
-        p0 = team_start[t0]
-        for p in range(p0, team_start[t0 + n]):
+        t0, n, p0, p1 = match_slots(match_start, team_start, m)
+        for p in range(p0, p1):
             k = slot_sv[p]
             cav_mu[p], cav_var[p - p0] = _cavity(fwd_p[k], fwd_t[k], bwd_p[k], bwd_t[k], lik_p[k], lik_t[k],
                                                  msg_p[p], msg_t[p], single[k])

@@ -9,8 +9,8 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
-from ..numerics import jit
 from ..ordering import GAUSSIAN, log_outcome
+from ..ordering.numerics import jit
 from .common import match_spread, most_teams, provisional_factor, team_sums
 from .elo import GAUSSIAN as ELO_GAUSSIAN
 from .elo import GRADIENT, pair_outcome, pair_score

@@ -10,10 +10,10 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
-from ..numerics import DRAW, WIN, jit, tilted_messages
-from .common import most_players, most_teams
-from ..moment_chain import order_moments
 from ..ordering import tie_turn
+from ..ordering.moment_chain import order_moments
+from ..ordering.numerics import DRAW, WIN, jit, tilted_messages
+from .common import match_slots, most_players, most_teams, played, team_sums
 from .ep import (CHAIN, EXACT, ORDERED, canonical_order, expectation_propagation, team_log_outcome,
                  tie_rotations, WARM_FACTOR)
 
@@ -227,7 +227,7 @@ def exact_messages(tm: NDArray[np.float64], tv: NDArray[np.float64], rank: NDArr
                    post_mean: NDArray[np.float64], post_var: NDArray[np.float64]) -> bool:
     """Each team's message ``(pi, tau)`` of the assumed-density update: the Gaussian whose product with the
     team's prior ``N(tm, tv)`` has the exact posterior's mean ``m'`` and variance ``v'`` of its performance
-    given the outcome (:func:`podium.moment_chain.order_moments`: places ordered, a tied group within the
+    given the outcome (:func:`podium.ordering.moment_chain.order_moments`: places ordered, a tied group within the
     draw margin below its best, non-finishers below the last finisher), ``pi = 1/v' - 1/tv`` and
     ``tau = m'/v' - tm/tv``; passed down to the players (:func:`apply_messages`) it gives each player the
     exact posterior's mean and variance of its skill (Gaussian conditioning through the team sum).  The
@@ -280,18 +280,14 @@ def replay_trueskill(
     """
     keep = len(hist_mu) > 0
     want_ll = len(loglik) > 0
-    n_matches = len(match_start) - 1
     players = most_players(match_start, team_start)
     tm, tv, size, pi, tau_msg, order, starts, iw, fw, new_mu, new_var = match_workspace(most_teams(match_start),
                                                                                         players)
     var = np.empty(players)
     beta2, tau2, drift2 = beta * beta, tau * tau, drift * drift
     unconverged = 0
-    for m in range(n_matches):
-        t0 = match_start[m]
-        n = match_start[m + 1] - t0
-        p0 = team_start[t0]
-        p1 = team_start[t0 + n]
+    for m in range(len(match_start) - 1):
+        t0, n, p0, p1 = match_slots(match_start, team_start, m)
         rank = team_rank[t0:t0 + n]
         now = time[m]
         if n == 2 and p1 - p0 == 2:
@@ -320,10 +316,8 @@ def replay_trueskill(
             denom = 1.0 + pb * tvb
             mu[rb] += wb * vb * ((tb - pb * mb) / denom)
             sigma[rb] = math.sqrt(vb * (1.0 + pb * (tvb - wb * wb * vb)) / denom)
-            games[ra] += 1
-            games[rb] += 1
-            if now == now:
-                last_time[ra] = last_time[rb] = now
+            played(ra, now, games, last_time)
+            played(rb, now, games, last_time)
             if keep:
                 hist_mu[p0], hist_sigma[p0] = mu[ra], sigma[ra]
                 hist_mu[p0 + 1], hist_sigma[p0 + 1] = mu[rb], sigma[rb]
@@ -353,9 +347,7 @@ def replay_trueskill(
             r = row[p]
             mu[r] += new_mu[p - p0]
             sigma[r] = math.sqrt(new_var[p - p0])
-            games[r] += 1
-            if now == now:
-                last_time[r] = now
+            played(r, now, games, last_time)
             if keep:
                 hist_mu[p] = mu[r]
                 hist_sigma[p] = sigma[r]
@@ -381,14 +373,9 @@ def history_log_likelihoods(
     before_var = np.empty(len(row))
     ident = np.arange(len(row))
     width = most_teams(match_start)
-    tm = np.empty(width)
-    tv = np.empty(width)
-    size = np.empty(width)
+    tm, tv, size = np.empty(width), np.empty(width), np.empty(width)
     for m in range(len(match_start) - 1):
-        t0 = match_start[m]
-        n = match_start[m + 1] - t0
-        p0 = team_start[t0]
-        p1 = team_start[t0 + n]
+        t0, n, p0, p1 = match_slots(match_start, team_start, m)
         for p in range(p0, p1):
             q = last[row[p]]
             if q >= 0:
@@ -448,22 +435,15 @@ def log_qualities(match_start: NDArray[np.int64], team_start: NDArray[np.int64],
                   center: float, out: NDArray[np.float64]) -> None:
     """``out[m]`` = :func:`log_match_quality` of match ``m`` (``row[p]``: the rating row of player slot ``p``)."""
     width = most_teams(match_start)
-    tm = np.empty(width)
-    skill = np.empty(width)
-    noise = np.empty(width)
+    tm, skill, noise = np.empty(width), np.empty(width), np.empty(width)
     for m in range(len(match_start) - 1):
         t0 = match_start[m]
         n = match_start[m + 1] - t0
         for t in range(n):
-            a = 0.0
-            c = 0.0
-            w2 = 0.0
-            for p in range(team_start[t0 + t], team_start[t0 + t + 1]):
-                w = weight[p]
-                a += w * (mu[row[p]] - center)
-                c += w * w * sigma[row[p]] ** 2
-                w2 += w * w
-            tm[t] = a
-            skill[t] = c
+            tm[t], w2 = team_sums(team_start, t0 + t, row, weight, mu, center)
             noise[t] = beta2 * w2
+            c = 0.0
+            for p in range(team_start[t0 + t], team_start[t0 + t + 1]):
+                c += weight[p] * weight[p] * sigma[row[p]] ** 2
+            skill[t] = c
         out[m] = log_match_quality(tm[:n], skill[:n], noise[:n])

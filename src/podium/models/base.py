@@ -17,20 +17,25 @@ from __future__ import annotations
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 from numpy.typing import NDArray
 
+from ..data.match import Match, MatchError
+from ..data.matches import Matches
+from ..data.rating import Rating
 from ..kernels.common import History, State, match_spread, state_rows, team_strengths
 from ..kernels.elo import GAUSSIAN, LOGISTIC, replay_likelihood, spread_pairs
 from ..kernels.trueskill import log_match_quality
-from ..match import Match, MatchError
-from ..matches import Matches
 from ..ordering import log_win_probabilities, rank_probabilities
-from ..rating import Rating
 
 __all__ = ["Model", "LikelihoodModel"]
+
+#: What :meth:`Hyperparameters._init_params` checks a hyperparameter against: the validator of that name, the
+#: ``" or None"`` forms letting None through as well.
+ParamKind = Literal["finite", "positive", "non_negative", "probability", "positive_int",
+                    "finite or None", "positive or None"]
 
 
 def fit_start(model: Any, name: str) -> float:
@@ -82,6 +87,27 @@ class Hyperparameters:
         return name != "spread" or has_team_games(matches)
 
     # -- validation (one place) -----------------------------------------------------------------
+    def _init_params(self, **params: tuple[Any, ParamKind | tuple[str, ...] | None]) -> None:
+        """Store each hyperparameter as given and check it against its kind, in the order given.
+
+        The attributes are the constructor's arguments verbatim, and their order is :meth:`get_params`'s (and so
+        the repr's); the checks run in the same order, so the first bad one is the one reported.
+
+        Parameters
+        ----------
+        **params : tuple of (value, kind)
+            ``name=(value, kind)``: ``kind`` is a :data:`ParamKind`, a tuple of the strings allowed
+            (:meth:`_choice`), or None where the constructor checks the value itself.
+        """
+        for name, (value, kind) in params.items():
+            setattr(self, name, value)
+            if isinstance(kind, tuple):
+                self._choice(name, value, kind)
+            elif kind is not None:
+                validator, _, or_none = kind.partition(" or ")
+                if value is not None or not or_none:
+                    getattr(self, f"_{validator}")(name, value)
+
     def _positive(self, name: str, value: Any) -> float:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not _finite_number(value) or value <= 0:
             raise ValueError(f"The {name!r} parameter of {type(self).__name__} must be a positive float. Got {value!r:.80} instead.")
@@ -302,6 +328,13 @@ class LikelihoodModel(Model):
 
     _kind: ClassVar[int] = -1
     _int_params: tuple[int, int, int]
+    # Hyperparameters, set by _init_params in __init__ (declared for the type checker).
+    k: float
+    initial: float
+    scale: float
+    spread: float
+    provisional: float
+
     # Predictions depend on k / scale, spread and provisional only (ratings are in units of scale, measured from
     # initial): fit tunes those three; scale may be asked for, but it trades off exactly against k.
     _fit_space = {"k": "positive", "spread": "positive", "provisional": "positive", "scale": "positive"}
@@ -311,16 +344,8 @@ class LikelihoodModel(Model):
         return fit_start(self, name)
 
     def __init__(self, *, k: float, initial: float, scale: float, spread: float, provisional: float) -> None:
-        self.k = k
-        self.initial = initial
-        self.scale = scale
-        self.spread = spread
-        self.provisional = provisional
-        self._positive("k", k)
-        self._finite("initial", initial)
-        self._positive("scale", scale)
-        self._non_negative("spread", spread)
-        self._non_negative("provisional", provisional)
+        self._init_params(k=(k, "positive"), initial=(initial, "finite"), scale=(scale, "positive"),
+                          spread=(spread, "non_negative"), provisional=(provisional, "non_negative"))
         self._prior = Rating(float(initial), 0.0)
 
     @property

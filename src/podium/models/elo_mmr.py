@@ -12,11 +12,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ..data.matches import Matches
+from ..data.rating import Rating
 from ..kernels.common import History, State, state_rows
 from ..kernels.elo_mmr import TANH_MULTIPLIER, extra_prior, match_log_likelihoods, pair_predictions, replay_elo_mmr
-from ..matches import Matches
 from ..ordering import log_win_probabilities
-from ..rating import Rating
 from .base import Model
 
 __all__ = ["EloMMR"]
@@ -120,6 +120,20 @@ class EloMMR(Model):
     (1629.4, 171.2)
     """
 
+    # Hyperparameters, set by _init_params in __init__ (declared for the type checker).
+    mu: float
+    sigma: float
+    weight_limit: float
+    sig_limit: float
+    drift_per_day: float
+    split_ties: bool
+    noob_delay: Sequence[float]
+    transfer_speed: float
+    variant: str
+    subsample_size: int | None
+    subsample_bucket: float | None
+    history: int | None
+
     _fit_space = {"weight_limit": "positive", "sig_limit": "positive", "sigma": "positive"}
     _fit_default = ("weight_limit", "sig_limit")
 
@@ -127,23 +141,13 @@ class EloMMR(Model):
                  drift_per_day: float = 0.0, split_ties: bool = False, noob_delay: Sequence[float] = (),
                  transfer_speed: float = 1.0, variant: str = "mmr", subsample_size: int | None = None,
                  subsample_bucket: float | None = None, history: int | None = None) -> None:
-        self.mu = mu
-        self.sigma = sigma
-        self.weight_limit = weight_limit
-        self.sig_limit = sig_limit
-        self.drift_per_day = drift_per_day
-        self.split_ties = split_ties
-        self.noob_delay = noob_delay
-        self.transfer_speed = transfer_speed
-        self.variant = variant
-        self.subsample_size = subsample_size
-        self.subsample_bucket = subsample_bucket
-        self.history = history
-        self._finite("mu", mu)
-        self._positive("sigma", sigma)
-        self._positive("weight_limit", weight_limit)
-        self._positive("sig_limit", sig_limit)
-        self._non_negative("drift_per_day", drift_per_day)
+        # The rest are checked below: their own messages, and defaults that hang on variant.
+        self._init_params(mu=(mu, "finite"), sigma=(sigma, "positive"), weight_limit=(weight_limit, "positive"),
+                          sig_limit=(sig_limit, "positive"), drift_per_day=(drift_per_day, "non_negative"),
+                          split_ties=(split_ties, None), noob_delay=(noob_delay, None),
+                          transfer_speed=(transfer_speed, None), variant=(variant, None),
+                          subsample_size=(subsample_size, None), subsample_bucket=(subsample_bucket, None),
+                          history=(history, None))
         if not isinstance(split_ties, bool):
             raise ValueError(f"The 'split_ties' parameter of EloMMR must be a bool. Got {split_ties!r:.80} instead.")
         self._noob_delay = self._delays(noob_delay)

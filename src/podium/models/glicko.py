@@ -12,10 +12,10 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
+from ..data.matches import Matches
+from ..data.rating import Rating
 from ..kernels.common import History, State, state_rows
 from ..kernels.glicko import LARGEST, SCALE, composite_pairs, composites, glicko_g, replay_glicko2
-from ..matches import Matches
-from ..rating import Rating
 from .base import Model
 
 __all__ = ["Glicko2"]
@@ -70,9 +70,18 @@ class Glicko2(Model):
     --------
     >>> import podium
     >>> new = podium.Glicko2().rate(podium.Match([["ann"], ["bob"]]), {})
-    >>> round(new["ann"].mu, 1), round(new["ann"].sigma, 1)
-    (1662.3, 290.3)
+    >>> {name: (round(r.mu, 1), round(r.sigma, 1)) for name, r in new.items()}
+    {'ann': (1662.3, 290.3), 'bob': (1337.7, 290.3)}
     """
+
+    # Hyperparameters, set by _init_params in __init__ (declared for the type checker).
+    rating: float
+    rd: float
+    volatility: float
+    tau: float
+    period: float | None
+    combine: str
+    epsilon: float
 
     _fit_space = {"tau": "positive", "period": "positive", "rd": "positive", "volatility": "positive"}
     # rd shapes every newcomer's first games: on atp_doubles fitting it with tau and period took the held-out
@@ -81,24 +90,13 @@ class Glicko2(Model):
 
     def __init__(self, *, rating: float = 1500.0, rd: float = 350.0, volatility: float = 0.06, tau: float = 0.5,
                  period: float | None = None, combine: str = "mean", epsilon: float = 1e-6) -> None:
-        self.rating = rating
-        self.rd = rd
-        self.volatility = volatility
-        self.tau = tau
-        self.period = period
-        self.combine = combine
-        self.epsilon = epsilon
-        self._finite("rating", rating)
-        self._positive("rd", rd)
-        self._positive("volatility", volatility)
+        self._init_params(rating=(rating, "finite"), rd=(rd, "positive"), volatility=(volatility, "positive"),
+                          tau=(tau, "positive"), period=(period, "positive or None"), combine=(combine, None),
+                          epsilon=(epsilon, "positive"))
         for name in ("rd", "volatility"):
             if getattr(self, name) > LARGEST:
                 raise ValueError(f"The {name!r} parameter of Glicko2 must be at most {LARGEST:g} (its square must "
                                  f"stay a finite float). Got {getattr(self, name)!r} instead.")
-        self._positive("tau", tau)
-        if period is not None:
-            self._positive("period", period)
-        self._positive("epsilon", epsilon)
         self._combine = self._choice("combine", combine, ("sum", "mean"))
         self._prior = Rating(float(rating), float(rd))
 

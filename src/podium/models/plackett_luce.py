@@ -1,7 +1,7 @@
 """Plackett-Luce: the exponential multiplayer Elo (multiplayer-Elo note, section 3.2).
 
 The model class; its closed forms (non-finishers censored exactly, draws as the mean over the tied group's
-orders) are in :mod:`podium.luce`, and its replay is the Elo family's (:mod:`podium.kernels.elo`).
+orders) are in :mod:`podium.ordering.luce`, and its replay is the Elo family's (:mod:`podium.kernels.elo`).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ class PlackettLuce(LikelihoodModel):
     the winner is chosen first, ``log P = sum_i s_i - sum_i log sum_{j >= i} exp(s_j)`` listing the winner
     first.  For two teams both equal logistic Elo.  Non-finishers are censored exactly and a draw is the
     average over the tied group's orders of the log-likelihood or of the likelihood (``ties``; see
-    :mod:`podium.luce`).
+    :mod:`podium.ordering.luce`).
 
     Parameters
     ----------

@@ -44,15 +44,15 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ..data.match import Match
+from ..data.matches import Matches
+from ..data.rating import Rating, leaderboard_rows
+from ..kernels.ep import ORDERED
 from ..kernels.levels import (LEVEL_KNOTS, hat_weights, level_constant, level_system, shift_invariant, shift_levels,
                               solve_spd)
 from ..kernels.through_time import (MATCH_ITERATIONS, MATCH_TOLERANCE, chain_messages, extrapolate, first_draw, forget,
                                     from_filter, leave_one_out, permute, structure, sweep)
-from ..kernels.ep import ORDERED
 from ..kernels.trueskill import SIGMA_MAX, replay_trueskill
-from ..match import Match
-from ..matches import Matches
-from ..rating import Rating, leaderboard_rows
 from .base import Hyperparameters
 from .trueskill import ConvergenceWarning, TrueSkill
 
@@ -199,7 +199,7 @@ class Smoothed:
     def _when(self, at: float | str | None) -> float:
         if at is None:
             return self.end
-        from ..match import parse_time
+        from ..data.match import parse_time
 
         if not self.time_is_date and not isinstance(at, (int, float, np.integer, np.floating)):
             raise ValueError(f"'at' must be a number: this history's times are numbers (or match indices), not "
@@ -245,7 +245,7 @@ class Smoothed:
         """The trajectories as CSV (:meth:`to_frame`'s columns; dates as ISO-8601), without pandas."""
         import csv
 
-        from ..match import format_time
+        from ..data.match import format_time
 
         cols = self._columns()
         with open(path, "w", newline="", encoding="utf-8") as fh:
@@ -284,6 +284,13 @@ class TrueSkillThroughTime(Hyperparameters):
     group in the order listed).
     """
 
+    # Hyperparameters, set by _init_params in __init__ (declared for the type checker).
+    mu: float
+    sigma: float
+    beta: float
+    gamma: float
+    draw_probability: float
+
     _fit_space = {"beta": "positive", "gamma": "positive", "sigma": "positive", "draw_probability": "probability"}
     _fit_default = ("beta", "gamma")
 
@@ -294,16 +301,8 @@ class TrueSkillThroughTime(Hyperparameters):
 
     def __init__(self, *, mu: float = 0.0, sigma: float = 6.0, beta: float = 1.0, gamma: float = 0.03,
                  draw_probability: float = 0.10) -> None:
-        self.mu = mu
-        self.sigma = sigma
-        self.beta = beta
-        self.gamma = gamma
-        self.draw_probability = draw_probability
-        self._finite("mu", mu)
-        self._positive("sigma", sigma)
-        self._positive("beta", beta)
-        self._non_negative("gamma", gamma)
-        self._probability("draw_probability", draw_probability)
+        self._init_params(mu=(mu, "finite"), sigma=(sigma, "positive"), beta=(beta, "positive"),
+                          gamma=(gamma, "non_negative"), draw_probability=(draw_probability, "probability"))
         for name in ("sigma", "beta", "gamma"):
             # sigma's square inverted is the priors' precision, on which the field's level rests: at 1e150 it is
             # 1e-300, at the edge of the floats, and the sweeps lose the level.

@@ -27,11 +27,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ..data.matches import Matches
+from ..data.rating import Rating
 from ..kernels.common import History, State, state_rows
 from ..kernels.thurstone import replay_thurstone, team_performances
-from ..matches import Matches
 from ..ordering import DENSITIES, density_code
-from ..rating import Rating
 from .base import Model, fit_start
 
 __all__ = ["Thurstone"]
@@ -70,6 +70,17 @@ class Thurstone(Model):
     players this is the Gaussian Elo with the gradient update.
     """
 
+    # Hyperparameters, set by _init_params in __init__ (declared for the type checker).
+    k: float | Sequence[tuple[float, float]]
+    initial: float
+    scale: float
+    spread: float
+    provisional: float
+    density: str
+    shape: float
+    floor: float | None
+    precision: float
+
     _fit_space = {"k": "positive", "spread": "positive", "provisional": "positive", "scale": "positive"}
     _fit_default = ("k", "spread", "provisional")
 
@@ -83,25 +94,11 @@ class Thurstone(Model):
         scale: float = 400.0 / math.log(10.0), density: str = "gaussian", shape: float = 0.0,
         floor: float | None = None, precision: float = 1.0, spread: float = 1.0, provisional: float = 0.0,
     ) -> None:
-        self.k = k
-        self.initial = initial
-        self.scale = scale
-        self.spread = spread
-        self.provisional = provisional
-        self.density = density
-        self.shape = shape
-        self.floor = floor
-        self.precision = precision
-        self._kx, self._ky = self._knots(k)
-        self._finite("initial", initial)
-        self._positive("scale", scale)
-        self._non_negative("spread", spread)
-        self._non_negative("provisional", provisional)
-        self._choice("density", density, DENSITIES)
-        self._finite("shape", shape)
-        if floor is not None:
-            self._finite("floor", floor)
-        self._positive("precision", precision)
+        self._kx, self._ky = self._knots(k)  # k first: a constant or knots, checked by _knots
+        self._init_params(k=(k, None), initial=(initial, "finite"), scale=(scale, "positive"),
+                          spread=(spread, "non_negative"), provisional=(provisional, "non_negative"),
+                          density=(density, DENSITIES), shape=(shape, "finite"), floor=(floor, "finite or None"),
+                          precision=(precision, "positive"))
         self._density_kind = density_code(density, shape)
         self._prior = Rating(float(initial), 0.0)
 

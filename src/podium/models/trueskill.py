@@ -17,8 +17,8 @@ Below the truncation layer the graph is a tree of Gaussian factors, so its messa
 comparisons, team ``i`` performs ``t_i ~ N(sum_j w_j mu_j, sum_j w_j^2 (sigma_j^2 + beta^2))``
 independently of the others.  Expectation propagation then runs only on the comparison layer: each
 truncation factor's message to its two teams is refined, in turn, by moment matching against the
-truncated Gaussian (``V`` and ``W`` of :func:`podium.numerics.truncate_above` and
-:func:`podium.numerics.truncate_between`), sweeping forwards and backwards over the comparisons until the
+truncated Gaussian (``V`` and ``W`` of :func:`podium.ordering.numerics.truncate_above` and
+:func:`podium.ordering.numerics.truncate_between`), sweeping forwards and backwards over the comparisons until the
 largest change of any message is below ``tolerance`` (the paper's schedule, Table 1).  Messages are held
 in natural parameters (precision ``pi``, precision-adjusted mean ``tau``) so that products and quotients
 of Gaussians are sums and differences.  Finally each team's total message is passed down the tree to its
@@ -65,13 +65,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ..data.match import Match
+from ..data.matches import Matches
+from ..data.rating import Rating
 from ..kernels.common import History, State, state_rows
 from ..kernels.ep import CHAIN, EXACT, ORDERED, team_log_outcome
 from ..kernels.trueskill import SIGMA_MAX, history_log_likelihoods, log_qualities, replay_trueskill, team_priors
-from ..match import Match
-from ..matches import Matches
 from ..ordering import log_win_probabilities
-from ..rating import Rating
 from .base import Model
 
 __all__ = ["TrueSkill", "ConvergenceWarning"]
@@ -122,8 +122,8 @@ class TrueSkill(Model):
         a tied group as its orders (the likelihood the geometric mean over the group's rotations and their
         reflections, at most 16 runs, as :class:`Thurstone`'s (32): their messages averaged in natural
         parameters), non-finishers below the last finisher; the draw margin is then only the two-team draw.  Against the exact posterior of that likelihood
-        (:func:`podium.moment_chain.order_moments`) the means agree within 1e-3 of a posterior spread and the
-        spreads within 0.2 % for fields of 3 to 10,000 (``tests/test_moment_chain.py``), at the cost of a
+        (:func:`podium.ordering.moment_chain.order_moments`) the means agree within 1e-3 of a posterior spread and the
+        spreads within 0.2 % for fields of 3 to 10,000 (``tests/ordering/test_moment_chain.py``), at the cost of a
         few sweeps of the chain (10,000 places in 0.08 s).  ``"exact"``: the assumed-density filter with the
         exact moments themselves (:func:`podium.kernels.trueskill.exact_messages`; a tied group within the
         draw margin below its best), 100 times slower.  ``"chain"``: the paper's expectation propagation,
@@ -152,6 +152,16 @@ class TrueSkill(Model):
     (29.396, 7.171)
     """
 
+    # Hyperparameters, set by _init_params in __init__ (declared for the type checker).
+    mu: float
+    sigma: float
+    beta: float
+    tau: float
+    draw_probability: float
+    drift: float
+    tolerance: float
+    max_iterations: int
+
     _fit_space = {"beta": "positive", "tau": "positive", "sigma": "positive", "draw_probability": "probability",
                   "drift": "positive"}
     # sigma is left out by default: with mu fixed, scaling sigma, beta, tau and drift together changes no
@@ -170,22 +180,10 @@ class TrueSkill(Model):
         draw_probability: float = 0.10, drift: float = 0.0, tolerance: float = 1e-6, max_iterations: int = 100,
         center: bool = True, update: str = "ordered",
     ) -> None:
-        self.mu = mu
-        self.sigma = sigma
-        self.beta = beta
-        self.tau = tau
-        self.draw_probability = draw_probability
-        self.drift = drift
-        self.tolerance = tolerance
-        self.max_iterations = max_iterations
-        self._finite("mu", mu)
-        self._positive("sigma", sigma)
-        self._positive("beta", beta)
-        self._non_negative("tau", tau)
-        self._non_negative("drift", drift)
-        self._positive("tolerance", tolerance)
-        self._probability("draw_probability", draw_probability)
-        self._positive_int("max_iterations", max_iterations)
+        self._init_params(mu=(mu, "finite"), sigma=(sigma, "positive"), beta=(beta, "positive"),
+                          tau=(tau, "non_negative"), draw_probability=(draw_probability, "probability"),
+                          drift=(drift, "non_negative"), tolerance=(tolerance, "positive"),
+                          max_iterations=(max_iterations, "positive_int"))
         if not isinstance(center, bool):
             raise ValueError(f"The 'center' parameter of TrueSkill must be True or False. Got {center!r:.80} instead.")
         self.center = center

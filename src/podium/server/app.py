@@ -531,8 +531,8 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
 
 def _warm_up(engine: Engine) -> None:
     """Load (or compile) the rating kernels of every league's model before the first report arrives."""
-    from ..league import League
-    from ..match import Match
+    from ..engine.league import League
+    from ..data.match import Match
 
     with read_transaction(engine) as conn:
         names = [row["name"] for row in store.list_leagues(conn)]

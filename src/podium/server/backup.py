@@ -1,6 +1,6 @@
 """League export and import: a whole league as one JSONL file (gzip if its name ends in ``.gz``).
 
-The file is podium's record format (``podium.io``), so ``podium rate export.jsonl`` rates exactly the
+The file is podium's record format (``podium.data.io``), so ``podium rate export.jsonl`` rates exactly the
 league's approved log.  Line 1 is a header::
 
     {"podium_league": {"format": 1, "name": ..., "model": ..., "params": {...}, "moderated": ...,
@@ -44,7 +44,7 @@ from typing import IO, Any
 from sqlalchemy import and_, func, insert, select
 from sqlalchemy.engine import Connection, Engine
 
-from ..match import MatchError, parse_time
+from ..data.match import MatchError, parse_time
 from ..models import MODELS
 from . import replay, store
 from .db import leagues, lock_league, matches, nan_to_null, read_transaction, tokens, write_transaction

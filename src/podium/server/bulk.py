@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from typing import Any
 from sqlalchemy.engine import Connection
 
-from ..league import PlayerState
+from ..engine.league import PlayerState
 from .db import bytes_to_extra, null_to_nan
 
 __all__ = ["read_states", "write_states", "insert_history"]

@@ -1,4 +1,4 @@
-"""A league's integrity, for its pages: who is connected to whom (:mod:`podium.components`) and what
+"""A league's integrity, for its pages: who is connected to whom (:mod:`podium.engine.components`) and what
 :func:`podium.audit` flags, computed from the approved log and kept per process until the log changes.
 
 Connectivity is kept incrementally: a union-find over the league's players, to which the matches recorded
@@ -20,8 +20,8 @@ import numpy as np
 from sqlalchemy import and_, func, select
 from sqlalchemy.engine import Connection
 
-from ..components import UnionFind, components
-from ..matches import Matches
+from ..data.matches import Matches
+from ..engine.components import UnionFind, components
 from . import replay, store
 from .db import matches
 
@@ -130,6 +130,6 @@ def thin_links(conn: Connection, league: store.LeagueInfo, limit: int) -> list[d
 def league_audit(conn: Connection, league: store.LeagueInfo, limit: int) -> Any:
     """:func:`podium.audit` of the league's log at its defaults (TrueSkill fitted to it), or ``None`` if the
     log has more than ``limit`` matches."""
-    from ..audit import audit
+    from ..integrity.audit import audit
 
     return _cached(conn, league, "audit", limit, lambda log: audit(log) if len(log) >= 2 else None)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit
@@ -214,16 +215,23 @@ def add_pages(app: FastAPI, engine: Engine, settings: Settings) -> None:
                       page=page, pages=pages, by=by, uncertain=league.model.prior.sigma > 0,
                       n_pending=n_pending, comparability=comparability, user=user_of(request))
 
-    @app.get("/leagues/{name}/audit", response_class=HTMLResponse, include_in_schema=False)
-    def audit_page(request: Request, name: str) -> Response:
+    def moderator_page(request: Request, name: str, template: str, title: str,
+                       read: Callable[[Any, Any], dict[str, Any]]) -> Response:
+        """A moderators' page: the sign-in form for anyone else; else ``template`` with the league and what
+        ``read(connection, league)`` gives, read in the same transaction."""
         user = user_of(request)
         if user is None or not user.allows("moderator"):
             return _to_login(request)
         with read_transaction(engine) as conn:
             league = store.get_league(conn, name)
-            result = integrity.league_audit(conn, league, settings.integrity_max_matches)
-        return render("audit.html", title=f"Audit · {league.name}", league=league.to_dict(), result=result,
-                      limit=settings.integrity_max_matches, user=user)
+            shown = read(conn, league)
+        return render(template, title=f"{title} · {league.name}", league=league.to_dict(), user=user, **shown)
+
+    @app.get("/leagues/{name}/audit", response_class=HTMLResponse, include_in_schema=False)
+    def audit_page(request: Request, name: str) -> Response:
+        return moderator_page(request, name, "audit.html", "Audit", lambda conn, league: {
+            "result": integrity.league_audit(conn, league, settings.integrity_max_matches),
+            "limit": settings.integrity_max_matches})
 
     @app.get("/leagues/{name}/players/{player}", response_class=HTMLResponse, include_in_schema=False)
     def player_page(request: Request, name: str, player: str) -> Response:
@@ -246,15 +254,9 @@ def add_pages(app: FastAPI, engine: Engine, settings: Settings) -> None:
 
     @app.get("/leagues/{name}/pending", response_class=HTMLResponse, include_in_schema=False)
     def pending_page(request: Request, name: str) -> Response:
-        user = user_of(request)
-        if user is None or not user.allows("moderator"):
-            return _to_login(request)
-        with read_transaction(engine) as conn:
-            league = store.get_league(conn, name)
-            queue = store.pending_matches(conn, league, 200, 0)
         token = request.cookies.get(COOKIE, "")
-        return render("pending.html", title=f"Pending · {league.name}", league=league.to_dict(), queue=queue,
-                      csrf=_csrf(token), user=user)
+        return moderator_page(request, name, "pending.html", "Pending", lambda conn, league: {
+            "queue": store.pending_matches(conn, league, 200, 0), "csrf": _csrf(token)})
 
     @app.post("/leagues/{name}/pending/{match_id}/{action}", include_in_schema=False)
     def decide(request: Request, name: str, match_id: str, action: str, csrf: str = Form("")) -> Response:

@@ -19,8 +19,8 @@ from typing import Any
 from sqlalchemy import and_, func, select
 from sqlalchemy.engine import Connection
 
-from ..league import PlayerState
-from ..match import Match, MatchError
+from ..data.match import Match, MatchError
+from ..engine.league import PlayerState
 from ..models import MODELS, Model
 from .bulk import read_states
 from .db import history, leagues, matches

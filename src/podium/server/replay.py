@@ -17,8 +17,8 @@ import numpy as np
 from sqlalchemy import and_, delete, select
 from sqlalchemy.engine import Connection, Engine
 
-from ..league import League
-from ..matches import Matches, _Packer
+from ..data.matches import Matches, Packer
+from ..engine.league import League
 from .bulk import insert_history, write_states
 from .db import bytes_to_extra, extra_to_bytes, history, matches, nan_to_null, ratings, write_transaction
 from .records import LeagueInfo, get_league
@@ -48,7 +48,7 @@ def log_chunks(conn: Connection, league: LeagueInfo, chunk: int = REPLAY_CHUNK, 
     result = conn.execute(statement)
     try:
         for rows in result.partitions():
-            packer = _Packer()
+            packer = Packer()
             for row in rows:
                 data = json.loads(row.record)
                 packer.add(data["teams"], data.get("ranks"), data.get("weights"), data.get("time"), row.match_id,

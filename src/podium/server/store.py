@@ -31,9 +31,9 @@ from typing import Any
 from sqlalchemy import and_, bindparam, func, insert, or_, select, update
 from sqlalchemy.engine import Connection, Engine
 
-from ..league import League
-from ..match import Match, MatchError, parse_time
-from ..matches import Matches
+from ..data.match import Match, MatchError, parse_time
+from ..data.matches import Matches
+from ..engine.league import League
 from ..models import MODELS, Model
 from .bulk import insert_history, read_states, write_states
 from .db import (extra_to_bytes, history, leagues, lock_league, matches, nan_to_null, ratings, read_transaction, tokens,

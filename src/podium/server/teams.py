@@ -10,8 +10,8 @@ from typing import Any
 
 from sqlalchemy.engine import Connection
 
-from ..match import MatchError
-from ..rating import Rating
+from ..data.match import MatchError
+from ..data.rating import Rating
 from .records import LeagueInfo, StoreError, _check_teams, _states, check_players
 
 __all__ = ["predict", "balance", "PREDICT_MAX_PLAYERS"]
