@@ -119,7 +119,7 @@ def _artifacts(kind: str) -> Path:
 def _season() -> list[dict[str, Any]]:
     """60 simulated TrueSkill matches over PLAYERS: duels (some drawn), 2-vs-2, and four-player
     free-for-alls of which every third has a player who did not finish."""
-    from podium.data import simulate
+    from podium import simulate
 
     duels = simulate(PLAYERS, 30, draw_probability=0.1, seed=11).matches
     pairs = simulate(PLAYERS, 18, teams=2, team_size=2, seed=12).matches
