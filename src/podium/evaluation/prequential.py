@@ -163,7 +163,7 @@ class Report:
     _pair_match: NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, np.int64), repr=False)
     # per scored match: each model's log-likelihood (None where it defines none)
     _log_likelihood: dict[str, NDArray[np.float64] | None] = field(default_factory=dict, repr=False)
-    # per counted round of the contest metrics: each model's sums (evaluate_contests.ContestSums)
+    # per counted round of the contest metrics: each model's sums (contests.ContestSums)
     _contest: dict[str, ContestSums] = field(default_factory=dict, repr=False)
 
     def __getitem__(self, name: str) -> dict[str, float]:
