@@ -3,16 +3,26 @@
 JSONL: one object per line, in the order played (DESIGN.md, "Input format")::
 
     {"id": str, "time": ISO-8601 | number | null, "teams": [[player, ...], ...],
-     "ranks": [int | null, ...], "weights": [[w, ...], ...] (optional), "meta": {...} (optional)}
+     "ranks": [int | null, ...], "weights": [[w, ...], ...] (optional), "meta": {...} (optional),
+     "scores": [number | null, ...], "higher_is_better": bool, "advantage": [number | bool, ...],
+     "weight": number (all optional: docs/design.md, "What a result says")}
 
 CSV long form: one row per player, columns ``match, team, player, rank, weight, time`` (``rank`` empty =
-did not finish, ``weight`` empty = 1).  A malformed line raises :class:`MatchError` with its line number;
-nothing half-read is returned.  A UTF-8 byte-order mark and CRLF line ends are accepted; a gzip file
-that ends early raises :class:`MatchError` naming the last line read.
+did not finish, ``weight`` empty = 1), and optionally what a result says beyond the order (docs/design.md,
+"What a result says"): ``score`` (the team's, on each of its rows; empty = none), ``higher_is_better`` (the
+match's, ``true`` or ``false`` on each of its rows; empty = true), ``advantage`` (the team's; a number, ``true``
+= 1 or ``false`` = 0; empty = 0) and ``match_weight`` (the match's importance, positive; empty = 1).  Without a
+``rank`` column a match with a score ranks its teams by it.  A score or advantage that differs within a team,
+or a higher_is_better or match_weight that differs within a match, is an error naming the line and the match.
+The writer adds each of these columns, in that order after ``time``, only when the history has it, so a
+history without them is written as before they existed.  A malformed line raises :class:`MatchError` with
+its line number; nothing half-read is returned.  A UTF-8 byte-order mark and CRLF line ends are accepted; a
+gzip file that ends early raises :class:`MatchError` naming the last line read.
 
 Parquet (``.parquet``, needs pyarrow: ``pip install podium[tables]``) holds the same long form as a table
 (:mod:`podium.data.tables`): ``rank`` a nullable integer, ``weight`` a float, ``time`` an ISO-8601 string for dates
-or a float.  Parquet does not keep ``meta``.
+or a float; ``score`` a float (null = none), ``higher_is_better`` a boolean, ``advantage`` and ``match_weight``
+floats, each only where the history has it.  Parquet does not keep ``meta``.
 
 League exports (``podium league export``) are JSONL too, read as the league's approved log: their first
 line, a header object ``{"podium_league": {...}}``, is skipped, and so is every record whose
@@ -28,17 +38,18 @@ import json
 import math
 import os
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
 
-from .match import Match, MatchError, check_errors, format_time, skipped_summary
+from .match import Match, MatchError, _plain, check_errors, format_time, skipped_summary
 from .matches import Matches, Packer
+from .tables import RESULT_COLUMNS
 
 __all__ = ["read_matches", "write_matches"]
 
-_RECORD_KEYS = {"id", "time", "teams", "ranks", "weights", "meta"}
+_RECORD_KEYS = {"id", "time", "teams", "ranks", "weights", "meta", "scores", "higher_is_better", "advantage", "weight"}
 _CSV_COLUMNS = ("match", "team", "player", "rank", "weight", "time")
 
 
@@ -245,7 +256,8 @@ def _parse_record(builder: Packer, line: str, number: int, name: str) -> None:
         if "meta" in record and ("NaN" in line or "Infinity" in line):
             _check_meta_finite(record["meta"])
         builder.add(record["teams"], record.get("ranks"), record.get("weights"), record.get("time"),
-                    record.get("id"), record.get("meta"))
+                    record.get("id"), record.get("meta"), record.get("scores"), record.get("higher_is_better", True),
+                    record.get("advantage"), record.get("weight", 1.0))
     except MatchError as error:
         raise MatchError(f"{name}, line {number}: {error}") from None
 
@@ -280,10 +292,11 @@ def _read_parquet(path: Path, errors: str) -> Matches:
 
 
 def _read_csv(handle: Iterable[str], name: str, skipped: list[str] | None = None) -> Matches:
-    """The long form: one row per player; a match is a run of rows sharing an id, a team's rows share a rank.
+    """The long form: one row per player; a match is a run of rows sharing an id, a team's rows share a rank
+    (and a score and an advantage), a match's rows a time (and higher_is_better and match_weight).
 
     Player and match ids are kept exactly as written (no whitespace is stripped); a file without a
-    ``rank`` column lists teams winner first.
+    ``rank`` column lists teams winner first, or in the order of their scores in a match with a score.
     """
     reader = csv.reader(handle)
     header = next(reader, None)
@@ -295,6 +308,8 @@ def _read_csv(handle: Iterable[str], name: str, skipped: list[str] | None = None
         raise MatchError(f"{name}, line 1: the CSV header must have columns {list(_CSV_COLUMNS)}; missing {sorted(missing)}. Got {header}.")
     col = {h: i for i, h in enumerate(header)}
     has_rank = "rank" in col
+    # score, higher_is_better, advantage, match_weight (without them, rows read as before they existed)
+    read_results = _csv_results(col, name) if any(c in col for c in RESULT_COLUMNS) else None
     builder = Packer()
     seen: set[str] = set()
     group: dict[str, Any] | None = None
@@ -303,8 +318,15 @@ def _read_csv(handle: Iterable[str], name: str, skipped: list[str] | None = None
         weights = list(group["weights"].values())
         has_w = any(w != 1.0 for ws in weights for w in ws)
         try:
-            builder.add(list(group["teams"].values()), list(group["ranks"].values()) if has_rank else None,
-                        weights if has_w else None, group["time"], group["id"], None)
+            if read_results is not None:
+                scores = list(group["scores"].values())
+                builder.add(list(group["teams"].values()), list(group["ranks"].values()) if has_rank else None,
+                            weights if has_w else None, group["time"], group["id"], None,
+                            scores if any(x is not None for x in scores) else None, group["higher_is_better"],
+                            list(group["advantage"].values()), group["match_weight"])
+            else:
+                builder.add(list(group["teams"].values()), list(group["ranks"].values()) if has_rank else None,
+                            weights if has_w else None, group["time"], group["id"], None)
         except MatchError as error:
             message = f"{name}, line {group['line']} (match {group['id']!r}): {error}"
             if group["again"]:
@@ -318,6 +340,7 @@ def _read_csv(handle: Iterable[str], name: str, skipped: list[str] | None = None
             continue
         try:
             record = _csv_row(row, header, col, number, name)
+            results = read_results(row, number) if read_results is not None else None
         except MatchError as error:
             if skipped is None:
                 raise
@@ -331,11 +354,28 @@ def _read_csv(handle: Iterable[str], name: str, skipped: list[str] | None = None
             # them: atp_doubles has twelve), so a history with repeated ids round-trips.
             group = {"id": match_id, "teams": {}, "ranks": {}, "weights": {}, "time": time, "line": number,
                      "again": match_id in seen}
+            if results is not None:
+                group.update(scores={}, advantage={}, higher_is_better=results[1], match_weight=results[3])
             seen.add(match_id)
         if group["time"] != time:
             raise MatchError(f"{name}, line {number}: 'time' differs within match {match_id!r}: {group['time']!r} and {time!r}.")
         if team_id in group["ranks"] and group["ranks"][team_id] != rank:
             raise MatchError(f"{name}, line {number}: 'rank' differs within team {team_id!r} of match {match_id!r}.")
+        if results is not None:
+            score, better, advantage, match_weight = results
+            if better != group["higher_is_better"] or match_weight != group["match_weight"]:
+                field, value = ("higher_is_better", better) if better != group["higher_is_better"] \
+                    else ("match_weight", match_weight)
+                raise MatchError(f"{name}, line {number}: {field!r} differs within match {match_id!r}: "
+                                 f"{_csv_text(group[field])} and {_csv_text(value)}.")
+            scores, advantages = group["scores"], group["advantage"]
+            if team_id not in scores:
+                scores[team_id], advantages[team_id] = score, advantage
+            elif scores[team_id] != score or advantages[team_id] != advantage:
+                field, was, here = ("score", scores[team_id], score) if scores[team_id] != score \
+                    else ("advantage", advantages[team_id], advantage)
+                raise MatchError(f"{name}, line {number}: {field!r} differs within team {team_id!r} of match "
+                                 f"{match_id!r}: {_csv_text(was) or 'empty'} and {_csv_text(here) or 'empty'}.")
         group["ranks"][team_id] = rank
         group["teams"].setdefault(team_id, []).append(player)
         group["weights"].setdefault(team_id, []).append(weight)
@@ -371,6 +411,62 @@ def _csv_row(row: list[str], header: list[str], col: dict[str, int], number: int
     return match_id, team_id, player, rank, weight, time
 
 
+def _csv_results(col: dict[str, int], name: str) -> Callable[[list[str], int], tuple[float | None, bool, float, float]]:
+    """What reads a row's ``score`` (None: none), ``higher_is_better``, ``advantage`` and ``match_weight``:
+    defaults where the column is absent or the cell empty (:func:`_csv_row` has checked the row's length).  A
+    cell's text is parsed once per file (the values repeat: ``true``, ``0``, the usual scores), then looked up."""
+    caches: tuple[dict[str, Any], ...] = ({}, {}, {}, {})
+    si, bi, ai, wi = (col.get(column) for column in RESULT_COLUMNS)
+    sc, bc, ac, wc = caches
+
+    def parse(k: int, text: str, number: int) -> Any:
+        value = _csv_result(RESULT_COLUMNS[k], text.strip(), f"{name}, line {number}")
+        if len(caches[k]) < 65536:
+            caches[k][text] = value
+        return value
+
+    def read(row: list[str], number: int) -> tuple[float | None, bool, float, float]:
+        score = None if si is None else sc[row[si]] if row[si] in sc else parse(0, row[si], number)
+        better = True if bi is None else bc[row[bi]] if row[bi] in bc else parse(1, row[bi], number)
+        advantage = 0.0 if ai is None else ac[row[ai]] if row[ai] in ac else parse(2, row[ai], number)
+        weight = 1.0 if wi is None else wc[row[wi]] if row[wi] in wc else parse(3, row[wi], number)
+        return score, better, advantage, weight
+
+    return read
+
+
+def _csv_result(column: str, text: str, where: str) -> float | bool | None:
+    """One cell of an optional column (stripped), checked: ``where`` names the file and line for the message."""
+    if column == "higher_is_better":
+        lowered = text.lower()
+        if lowered not in ("", "true", "false"):
+            raise MatchError(f"{where}: 'higher_is_better' must be true, false or empty (true). Got {text!r}.")
+        return lowered != "false"
+    if text == "":
+        return {"score": None, "advantage": 0.0, "match_weight": 1.0}[column]
+    if column == "advantage" and text.lower() in ("true", "false"):
+        return 1.0 if text.lower() == "true" else 0.0
+    must = {"score": "a finite number or empty (no score)", "advantage": "a finite number, true, false or empty (0)",
+            "match_weight": "a positive finite number or empty (1)"}[column]
+    try:
+        value = float(text)
+    except ValueError:
+        raise MatchError(f"{where}: {column!r} must be {must}. Got {text!r}.") from None
+    if not math.isfinite(value) or (column == "match_weight" and value <= 0.0):
+        raise MatchError(f"{where}: {column!r} must be {must}. Got {text!r}.")
+    return value
+
+
+def _csv_text(value: float | bool | None) -> str:
+    """A value of the optional columns as the CSV long form writes it: empty for no score, true/false, numbers
+    as in JSONL (an integral one without its ``.0``)."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(_plain(value))
+
+
 def _records(matches: Matches) -> Iterator[dict[str, Any]]:
     for j, match in enumerate(matches):
         record = match.to_record()
@@ -404,7 +500,8 @@ def write_matches(matches: Matches | Iterable[Match], path: str | os.PathLike[st
     else:
         # RFC 4180 line ends, so a field holding "\r" is quoted too.
         writer = csv.writer(buffer, lineterminator="\r\n")
-        writer.writerow(_CSV_COLUMNS)
+        results = [c for c in RESULT_COLUMNS if getattr(packed, c) is not None]  # only the columns it has
+        writer.writerow(_CSV_COLUMNS + tuple(results))
         written = [m_id if m_id is not None else str(j) for j, m_id in enumerate(packed.ids)]
         dup = next((j for j in range(1, len(written)) if written[j] == written[j - 1]), None)
         if dup is not None:
@@ -415,8 +512,23 @@ def write_matches(matches: Matches | Iterable[Match], path: str | os.PathLike[st
         for j, match in enumerate(packed):
             match_id = written[j]
             t = format_time(float(packed.time[j]), packed.time_is_date) if not math.isnan(packed.time[j]) else None
+            if not results:
+                for i, (team, rank, ws) in enumerate(zip(match.teams, match.ranks, match.team_weights())):
+                    for p, w in zip(team, ws):
+                        writer.writerow([match_id, i, p, "" if rank is None else rank, w, "" if t is None else t])
+                continue
+            t0 = int(packed.match_start[j])
             for i, (team, rank, ws) in enumerate(zip(match.teams, match.ranks, match.team_weights())):
+                tail = [_csv_text(_result_value(packed, c, j, t0 + i)) for c in results]
                 for p, w in zip(team, ws):
-                    writer.writerow([match_id, i, p, "" if rank is None else rank, w, "" if t is None else t])
+                    writer.writerow([match_id, i, p, "" if rank is None else rank, w, "" if t is None else t, *tail])
     with _open_text(path, "w") as handle:
         handle.write(buffer.getvalue())
+
+
+def _result_value(matches: Matches, column: str, match: int, team: int) -> float | bool:
+    """The value of an optional column for a team (``score``, ``advantage``) or its match (the others)."""
+    values = getattr(matches, column)
+    if column in ("score", "advantage"):
+        return float(values[team])
+    return bool(values[match]) if column == "higher_is_better" else float(values[match])

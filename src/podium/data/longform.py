@@ -5,10 +5,12 @@ by a few compiled passes over its Arrow buffers, no sort and no Python object pe
 :func:`complete`, on two threads.  The fast way takes a table in the common
 shape: ``match`` strings (or integers) without nulls, ``team`` integers and ``player`` strings without nulls,
 each team's rows together within its match, numeric ``rank``, ``weight``, ``time`` (or ISO-8601 strings for
-``time``), every value valid; a match is a run of rows sharing an id, as in the general reader.  Anything
-else, and any table with a problem, is read by :func:`podium.data.tables.from_arrow`'s general code, which finds and
-names the problem (or skips the match): the fast way only ever accepts a table the general one reads without a
-complaint, and gives the same columns (checked by ``tests/data/test_names.py``).
+``time``) and, where the table has them, ``score``, ``higher_is_better``, ``advantage`` and ``match_weight`` (read
+and checked by the general reader's own vectorised code), every value valid; a match is a run of rows sharing an
+id, as in the general reader.  Anything else, and any table with a problem, is read by
+:func:`podium.data.tables.from_arrow`'s general code, which finds and names the problem (or skips the match): the
+fast way only ever accepts a table the general one reads without a complaint, and gives the same columns (checked
+by ``tests/data/test_names.py`` and ``tests/data/test_result_fields.py``).
 
 With ``lazy=True`` the player and match ids stay in Arrow (:class:`podium.data.strings.Strings`), for a League to map
 through its compiled name index without making a ``str`` of them.
@@ -25,7 +27,8 @@ from numpy.typing import NDArray
 from .match import MatchError
 from .names import NameIndex, distinct
 from .strings import Strings
-from .tables import Columns, Problem, _column, _from_arrow, _pyarrow, _ranks, _times, _weights, run_starts
+from .tables import (Columns, Problem, _column, _from_arrow, _pyarrow, _ranks, _result_rows, _results, _times,
+                     _weights, run_starts)
 
 __all__ = ["Lookup", "Prepared", "complete", "fast", "prepare"]
 
@@ -233,6 +236,7 @@ def prepare(table: Any, name: str, run_start: NDArray[np.int64] | None = None) -
         rank = _ranks(table, name, present, problems, _unnamed)
         weight = _weights(table, name, present, problems, _unnamed)
         time_row, is_date = _times(table, name, present, problems, _unnamed)
+        result_rows = _result_rows(table, name, present, problems, _unnamed)  # None: no score, advantage...
     except MatchError:
         return None
     if problems:
@@ -245,6 +249,15 @@ def prepare(table: Any, name: str, run_start: NDArray[np.int64] | None = None) -
     if rank is None:  # teams finish in the order they appear
         team_of = np.repeat(np.arange(len(run_start), dtype=np.int64), np.diff(match_start))
         team_rank = np.arange(len(team_rank), dtype=np.int64) - match_start[team_of]
+    extras: dict[str, Any] = {}
+    if result_rows is not None:  # rows in team order already: a team's first row is its start
+        team_head = team_start[:-1]
+        row_head = np.repeat(team_head, np.diff(team_start))
+        run_of_row = np.repeat(np.arange(len(run_start), dtype=np.int64), np.diff(np.r_[run_start, n_rows]))
+        team_rank, extras = _results(result_rows, team_head, row_head, run_start, run_of_row, match_start, team_rank,
+                                     rank is not None, problems, _unnamed)
+        if problems:
+            return None
     return Prepared(table, name, run_start, player_ids,
                     Columns(match_start, team_start, team_rank, np.empty(0, dtype=np.int64), np.ascontiguousarray(weight),
-                            time_row[run_start], [], Strings(match_col.take(pa.array(run_start))), is_date))
+                            time_row[run_start], [], Strings(match_col.take(pa.array(run_start))), is_date, **extras))

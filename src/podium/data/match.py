@@ -123,12 +123,26 @@ class Match:
         When the match was played.
     id : str, optional
         The match's identifier.
+    scores : sequence of float or None, optional
+        What each team scored (goals, points, games won, a race time), ``None`` for a team without one.  Without
+        ``ranks`` the ranks follow from them (better score ahead, equal scores drawn, ``None`` did not finish);
+        with ``ranks`` a strictly better score may not rank strictly worse (a shoot-out may break a draw).  The
+        models that read margins use them (``docs/design.md``, "What a result says").
+    higher_is_better : bool, default True
+        Whether a higher score is better (False for race times); only with ``scores``.
+    advantage : sequence of float or bool, optional
+        Each team's structural edge: 1 (or True) for the home side, White, the higher seed; 0 for none; any
+        finite value for a graded edge.  A model adds its fitted ``advantage`` times this to the team's strength.
+    weight : float, default 1
+        The match's importance: a positive number by which the models scale what they learn from it (the
+        step of the Elo family, the evidence of the Bayesian models).  Not partial play (that is ``weights``).
 
     Raises
     ------
     MatchError
         Fewer than two teams, an empty team, a player twice, ranks of the wrong length or type, a weight
-        outside ``(0, 1]``, a non-finite number.  Nothing is coerced.
+        outside ``(0, 1]``, a non-finite number, scores or advantages not one per team, ranks that contradict
+        the scores, a match weight that is not a positive finite number.  Nothing is coerced.
 
     Examples
     --------
@@ -141,6 +155,10 @@ class Match:
     weights: tuple[tuple[float, ...], ...] | None
     time: Time
     id: str | None
+    scores: tuple[float | None, ...] | None
+    higher_is_better: bool
+    advantage: tuple[float, ...] | None
+    weight: float
 
     def __init__(
         self,
@@ -149,16 +167,27 @@ class Match:
         weights: Sequence[Sequence[float]] | None = None,
         time: Time = None,
         id: str | None = None,
+        *,
+        scores: Sequence[float | None] | None = None,
+        higher_is_better: bool = True,
+        advantage: Sequence[float | bool] | None = None,
+        weight: float = 1.0,
     ) -> None:
         set_ = object.__setattr__
         set_(self, "teams", _check_teams(teams))
-        set_(self, "ranks", _check_ranks(ranks, len(self.teams)))
+        n = len(self.teams)
+        ranks_t, scores_t, better = check_outcome(ranks, scores, higher_is_better, n)
+        set_(self, "ranks", ranks_t)
+        set_(self, "scores", scores_t)
+        set_(self, "higher_is_better", better)
         set_(self, "weights", _check_weights(weights, self.teams))
         parse_time(time)  # validates
         set_(self, "time", time)
         if id is not None and not isinstance(id, str):
             raise MatchError(f"'id' must be a str or None. Got {_show(id)}.")
         set_(self, "id", id)
+        set_(self, "advantage", check_advantage(advantage, n))
+        set_(self, "weight", check_match_weight(weight))
 
     @classmethod
     def from_scores(
@@ -169,30 +198,25 @@ class Match:
         weights: Sequence[Sequence[float]] | None = None,
         time: Time = None,
         id: str | None = None,
+        higher_is_better: bool = True,
+        advantage: Sequence[float | bool] | None = None,
+        weight: float = 1.0,
     ) -> Match:
-        """A match from scores: higher score finishes ahead, equal scores draw, ``None`` did not finish.
+        """A match from scores: the better score finishes ahead, equal scores draw, ``None`` did not finish.
+
+        The match keeps its scores (:attr:`scores`), for the models that read margins.
 
         Examples
         --------
         >>> Match.from_scores([["a"], ["b"], ["c"]], [3, 5, 3]).ranks
         (1, 0, 1)
+        >>> Match.from_scores([["a"], ["b"]], [61.5, 58.25], higher_is_better=False).ranks
+        (1, 0)
         """
-        teams = _check_teams(teams)
-        if isinstance(scores, (str, bytes)) or not isinstance(scores, (Sequence, np.ndarray)):
-            raise MatchError(f"'scores' must be a sequence of numbers or None. Got {_show(scores)}.")
-        if len(scores) != len(teams):
-            raise MatchError(f"'scores' must have one entry per team ({len(teams)}). Got {len(scores)}: {_show(scores)}.")
-        finite: list[float] = []
-        for i, s in enumerate(scores):
-            if s is None:
-                continue
-            if not _is_real(s) or not math.isfinite(float(s)):
-                raise MatchError(f"'scores[{i}]' must be a finite number or None. Got {_show(s)}.")
-            finite.append(float(s))
-        distinct = sorted(set(finite), reverse=True)
-        place = {s: r for r, s in enumerate(distinct)}
-        ranks = [None if s is None else place[float(s)] for s in scores]
-        return cls(teams, ranks, weights=weights, time=time, id=id)
+        if scores is None:
+            raise MatchError("'scores' must be a sequence of numbers or None, one per team. Got None.")
+        return cls(teams, weights=weights, time=time, id=id, scores=scores, higher_is_better=higher_is_better,
+                   advantage=advantage, weight=weight)
 
     @classmethod
     def ffa(cls, players: Sequence[str], *, time: Time = None, id: str | None = None) -> Match:
@@ -228,7 +252,22 @@ class Match:
         }
         if self.weights is not None:
             record["weights"] = [list(w) for w in self.weights]
+        if self.scores is not None:
+            record["scores"] = [_plain(s) for s in self.scores]
+            if not self.higher_is_better:
+                record["higher_is_better"] = False
+        if self.advantage is not None:
+            record["advantage"] = [_plain(a) for a in self.advantage]
+        if self.weight != 1.0:
+            record["weight"] = _plain(self.weight)
         return record
+
+
+def _plain(value: float | None) -> float | int | None:
+    """A stored float as a record writes it: integral values as ints (goals read back as they were written)."""
+    if value is None:
+        return None
+    return int(value) if float(value).is_integer() and abs(value) < 2 ** 53 else float(value)
 
 
 def _record_time(time: Time) -> float | int | str | None:
@@ -305,3 +344,94 @@ def _check_weights(weights: Any, teams: tuple[tuple[str, ...], ...]) -> tuple[tu
     return tuple(out)
 
 
+def check_scores(scores: Any, n_teams: int) -> tuple[float | None, ...] | None:
+    """``scores`` checked: one finite float or None per team (:class:`Match` stores None for all None)."""
+    if scores is None:
+        return None
+    if isinstance(scores, (str, bytes)) or not isinstance(scores, (Sequence, np.ndarray)):
+        raise MatchError(f"'scores' must be a sequence of numbers or None, one per team. Got {_show(scores)}.")
+    if len(scores) != n_teams:
+        raise MatchError(f"'scores' must have one entry per team ({n_teams}). Got {len(scores)}: {_show(scores)}.")
+    out: list[float | None] = []
+    for i, s in enumerate(scores):
+        if s is None:
+            out.append(None)
+            continue
+        if not _is_real(s) or not math.isfinite(_as_float(s)):
+            raise MatchError(f"'scores[{i}]' must be a finite number or None. Got {_show(s)}.")
+        out.append(float(s))
+    return tuple(out)
+
+
+def check_outcome(ranks: Any, scores: Any, higher_is_better: Any, n_teams: int
+                  ) -> tuple[tuple[int | None, ...], tuple[float | None, ...] | None, bool]:
+    """A match's ``(ranks, scores, higher_is_better)`` checked: ranks from the scores when none are given, given
+    ranks that agree with them; all-None scores stored as None (one representation of "no scores")."""
+    checked = check_scores(scores, n_teams)
+    better = check_higher_is_better(higher_is_better)
+    if ranks is None and checked is not None:
+        ranks_t = ranks_from_scores(checked, better)
+    else:
+        ranks_t = _check_ranks(ranks, n_teams)
+        check_ranks_agree(ranks_t, checked, better)
+    if checked is not None and all(x is None for x in checked):
+        checked = None
+    if checked is None and not better:
+        raise MatchError("'higher_is_better' is false but the match has no 'scores' for it to apply to.")
+    return ranks_t, checked, better
+
+
+def check_higher_is_better(value: Any) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise MatchError(f"'higher_is_better' must be true or false. Got {_show(value)}.")
+    return bool(value)
+
+
+def ranks_from_scores(scores: tuple[float | None, ...], higher_is_better: bool) -> tuple[int | None, ...]:
+    """Dense ranks from scores: the best score 0, equal scores equal ranks, None (no score) did not finish."""
+    distinct = sorted({s for s in scores if s is not None}, reverse=higher_is_better)
+    place = {s: r for r, s in enumerate(distinct)}
+    return tuple(None if s is None else place[s] for s in scores)
+
+
+def check_ranks_agree(ranks: tuple[int | None, ...], scores: tuple[float | None, ...] | None,
+                      higher_is_better: bool) -> None:
+    """Refuse ranks that put a team with a strictly better score strictly behind one with a worse score (equal
+    scores may be ranked apart: a shoot-out or a tie-break decides)."""
+    if scores is None:
+        return
+    sign = 1.0 if higher_is_better else -1.0
+    known = [(sign * s, r, i) for i, (s, r) in enumerate(zip(scores, ranks)) if s is not None and r is not None]
+    for sa, ra, i in known:
+        for sb, rb, j in known:
+            if sa > sb and ra > rb:
+                raise MatchError(f"'ranks' contradict 'scores': team {i} scored {scores[i]!r} and team {j} "
+                                 f"{scores[j]!r} ({'higher' if higher_is_better else 'lower'} is better), "
+                                 f"but ranks are {ra} and {rb}.")
+
+
+def check_advantage(advantage: Any, n_teams: int) -> tuple[float, ...] | None:
+    """``advantage`` as stored: one finite float per team (True is 1); None when every team has none."""
+    if advantage is None:
+        return None
+    if isinstance(advantage, (str, bytes)) or not isinstance(advantage, (Sequence, np.ndarray)):
+        raise MatchError(f"'advantage' must be a sequence of numbers or booleans, one per team. Got {_show(advantage)}.")
+    if len(advantage) != n_teams:
+        raise MatchError(f"'advantage' must have one entry per team ({n_teams}). Got {len(advantage)}: "
+                         f"{_show(advantage)}.")
+    out = []
+    for i, a in enumerate(advantage):
+        if isinstance(a, (bool, np.bool_)):
+            out.append(1.0 if a else 0.0)
+        elif _is_real(a) and math.isfinite(_as_float(a)):
+            out.append(float(a))
+        else:
+            raise MatchError(f"'advantage[{i}]' must be a finite number or a boolean. Got {_show(a)}.")
+    return None if all(a == 0.0 for a in out) else tuple(out)
+
+
+def check_match_weight(weight: Any) -> float:
+    """A match's importance: a positive finite number."""
+    if not _is_real(weight) or not (0.0 < _as_float(weight) < math.inf):
+        raise MatchError(f"'weight' (the match's importance) must be a positive finite number. Got {_show(weight)}.")
+    return float(weight)

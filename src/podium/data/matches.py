@@ -4,6 +4,10 @@
     team_rank[T]      rank of each team, -1 = did not finish
     time[M]           float (NaN = unknown); ISO dates become days since 1970-01-01
 
+and, only in a history that has them (else None): ``score[T]`` (NaN = none), ``higher_is_better[M]``,
+``advantage[T]`` and ``match_weight[M]`` (what a result says beyond the order: ``docs/design.md``,
+"What a result says"),
+
 and the packer that builds it from records.  One :class:`podium.Match` is :mod:`podium.data.match`.
 """
 
@@ -17,8 +21,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from . import longform, tables
-from .match import (Match, MatchError, Time, _check_ranks, _check_teams, _check_weights, _is_date, _show, check_errors,
-                    format_time, parse_time)
+from .match import (Match, MatchError, Time, _check_teams, _check_weights, _is_date, _show, check_advantage,
+                    check_errors, check_match_weight, check_outcome, check_ranks_agree, format_time, parse_time)
 from .strings import Strings
 
 __all__ = ["Matches"]
@@ -32,6 +36,22 @@ def _ranges(starts: NDArray[np.int64], stops: NDArray[np.int64]) -> NDArray[np.i
         return np.zeros(0, dtype=np.int64)
     offsets = np.r_[0, np.cumsum(lengths)[:-1]]
     return np.repeat(starts - offsets, lengths) + np.arange(total, dtype=np.int64)
+
+
+def _joined_extras(parts: Sequence[Matches]) -> dict[str, Any]:
+    """The optional columns of histories joined in order (:meth:`Matches.concat`): a column any part has, with
+    the others' defaults (NaN score, higher is better, no advantage, weight 1) where a part has none."""
+    out: dict[str, Any] = {}
+    for name, per_team, fill, dtype in (("score", True, np.nan, np.float64), ("higher_is_better", False, True, bool),
+                                        ("advantage", True, 0.0, np.float64), ("match_weight", False, 1.0, np.float64)):
+        if all(getattr(part, name) is None for part in parts):
+            out[name] = None
+            continue
+        out[name] = np.concatenate([
+            getattr(part, name) if getattr(part, name) is not None
+            else np.full(len(part.team_rank) if per_team else len(part), fill, dtype=dtype)
+            for part in parts])
+    return out
 
 
 class Matches(Sequence[Match]):
@@ -62,11 +82,20 @@ class Matches(Sequence[Match]):
         Match ids (a :class:`podium.data.strings.Strings` too in such a batch).
     time_is_date : bool
         Whether :attr:`time` holds days since 1970 parsed from dates (written back as ISO-8601).
+    score : float64[T] or None
+        Each team's score (NaN: none); None when no match of the history has scores.
+    higher_is_better : bool[M] or None
+        Whether a higher score is better, per match; None when it is everywhere.
+    advantage : float64[T] or None
+        Each team's advantage (home, first move); None when no team has one.
+    match_weight : float64[M] or None
+        Each match's importance; None when every match weighs 1.
     """
 
     __slots__ = (
         "match_start", "team_start", "team_rank", "player", "weight", "time",
         "players", "ids", "meta", "time_is_date", "has_weights",
+        "score", "higher_is_better", "advantage", "match_weight",
     )
 
     def __init__(
@@ -84,6 +113,10 @@ class Matches(Sequence[Match]):
         time_is_date: bool = False,
         has_weights: bool | None = None,
         validate: bool = True,
+        score: NDArray[np.float64] | None = None,
+        higher_is_better: NDArray[np.bool_] | None = None,
+        advantage: NDArray[np.float64] | None = None,
+        match_weight: NDArray[np.float64] | None = None,
     ) -> None:
         self.match_start = np.ascontiguousarray(match_start, dtype=np.int64)
         self.team_start = np.ascontiguousarray(team_start, dtype=np.int64)
@@ -101,6 +134,10 @@ class Matches(Sequence[Match]):
         self.meta = list(meta) if meta is not None else None
         self.time_is_date = bool(time_is_date)
         self.has_weights = bool(np.any(self.weight != 1.0)) if has_weights is None else has_weights
+        self.score = None if score is None else np.ascontiguousarray(score, dtype=np.float64)
+        self.higher_is_better = None if higher_is_better is None else np.ascontiguousarray(higher_is_better, dtype=bool)
+        self.advantage = None if advantage is None else np.ascontiguousarray(advantage, dtype=np.float64)
+        self.match_weight = None if match_weight is None else np.ascontiguousarray(match_weight, dtype=np.float64)
         if validate:
             self._validate()
 
@@ -118,8 +155,14 @@ class Matches(Sequence[Match]):
         ids: Sequence[str | None] | None = None,
         *,
         time_is_date: bool = False,
+        score: Any = None,
+        higher_is_better: Any = None,
+        advantage: Any = None,
+        match_weight: Any = None,
     ) -> Matches:
-        """Build from the columnar arrays themselves (validated; integer arrays must hold integers)."""
+        """Build from the columnar arrays themselves (validated; integer arrays must hold integers).  The optional
+        columns (:attr:`score`, :attr:`higher_is_better`, :attr:`advantage`, :attr:`match_weight`) may be given
+        too."""
         for field_name, values in (("match_start", match_start), ("team_start", team_start),
                                    ("team_rank", team_rank), ("player", player)):
             arr = np.asarray(values)
@@ -134,7 +177,8 @@ class Matches(Sequence[Match]):
         if players is None:
             players = [str(i) for i in range(int(player.max()) + 1 if len(player) else 0)]
         return cls(match_start, team_start, team_rank, player, weight, time, list(players),
-                   list(ids) if ids is not None else None, time_is_date=time_is_date)
+                   list(ids) if ids is not None else None, time_is_date=time_is_date, score=score,
+                   higher_is_better=higher_is_better, advantage=advantage, match_weight=match_weight)
 
     @classmethod
     def from_matches(cls, matches: Iterable[Match]) -> Matches:
@@ -151,7 +195,8 @@ class Matches(Sequence[Match]):
         for m, match in enumerate(matches):
             if not isinstance(match, Match):
                 raise MatchError(f"matches[{m}] must be a podium.Match. Got {_show(match)}.")
-            packer.append(match.teams, match.ranks, match.weights, match.time, match.id, None)
+            packer.append(match.teams, match.ranks, match.weights, match.time, match.id, None, match.scores,
+                          match.higher_is_better, match.advantage, match.weight)
         return packer.build()
 
     @classmethod
@@ -181,7 +226,7 @@ class Matches(Sequence[Match]):
         return cls(np.concatenate(ms), np.concatenate(ts), np.concatenate(tr) if tr else np.zeros(0, np.int64),
                    np.concatenate(pl) if pl else np.zeros(0, np.int64), np.concatenate(wt) if wt else np.zeros(0),
                    np.concatenate(tm) if tm else np.zeros(0), list(index), ids, meta if has_meta else None,
-                   time_is_date=dates == {True}, validate=False)
+                   time_is_date=dates == {True}, validate=False, **_joined_extras(parts))
 
     def _validate(self) -> None:
         ms, ts = self.match_start, self.team_start
@@ -220,6 +265,7 @@ class Matches(Sequence[Match]):
             raise MatchError("'players' must list each player id once.")
         if len(self.ids) != len(ms) - 1:
             raise MatchError(f"'ids' must have one entry per match ({len(ms) - 1}). Got {len(self.ids)}.")
+        self._validate_extras()
         # A player twice in one match: sort (match, player) pairs and look for neighbours that agree.
         if n_slots:
             team_of_slot = np.repeat(np.arange(n_teams), sizes)
@@ -231,6 +277,52 @@ class Matches(Sequence[Match]):
                 slot = int(order[1:][same][0])
                 m = int(match_of_slot[slot])
                 raise MatchError(f"match {m}: 'teams': player {self.players[self.player[slot]]!r} appears more than once.")
+
+    def _validate_extras(self) -> None:
+        """The optional columns: their lengths, finite values, positive match weights, and ranks that do not
+        contradict the scores (:func:`podium.data.match.check_ranks_agree`)."""
+        n_teams, n_matches = len(self.team_rank), len(self)
+        for field_name, values, size in (("score", self.score, n_teams), ("higher_is_better", self.higher_is_better, n_matches),
+                                         ("advantage", self.advantage, n_teams), ("match_weight", self.match_weight, n_matches)):
+            if values is not None and len(values) != size:
+                raise MatchError(f"'{field_name}' must have one entry per {'team' if size == n_teams else 'match'} "
+                                 f"({size}). Got {len(values)}.")
+        if self.score is not None and np.any(np.isinf(self.score)):
+            t = int(np.argmax(np.isinf(self.score)))
+            raise MatchError(f"team {t}: 'score' must be finite or NaN (none). Got {float(self.score[t])!r}.")
+        if self.advantage is not None and not np.all(np.isfinite(self.advantage)):
+            t = int(np.argmax(~np.isfinite(self.advantage)))
+            raise MatchError(f"team {t}: 'advantage' must be finite. Got {float(self.advantage[t])!r}.")
+        if self.match_weight is not None:
+            bad = ~((self.match_weight > 0.0) & np.isfinite(self.match_weight))
+            if np.any(bad):
+                m = int(np.argmax(bad))
+                raise MatchError(f"match {m}: 'weight' (the match's importance) must be a positive finite number. "
+                                 f"Got {float(self.match_weight[m])!r}.")
+        if self.score is None:
+            if self.higher_is_better is not None and not np.all(self.higher_is_better):
+                m = int(np.argmin(self.higher_is_better))
+                raise MatchError(f"match {m}: 'higher_is_better' is false but the match has no 'scores' for it to "
+                                 "apply to.")
+            return
+        sign = np.ones(n_matches) if self.higher_is_better is None else np.where(self.higher_is_better, 1.0, -1.0)
+        if self.higher_is_better is not None and n_matches:
+            # every match has two teams or more (checked above), so reduceat sees no empty run
+            scored = np.add.reduceat((~np.isnan(self.score)).astype(np.int64), self.match_start[:-1]) > 0
+            lost = np.flatnonzero(~self.higher_is_better & ~scored)
+            if len(lost):
+                raise MatchError(f"match {int(lost[0])}: 'higher_is_better' is false but the match has no 'scores' "
+                                 "for it to apply to.")
+        bad = tables.contradicting(self.match_start, self.team_rank, self.score, sign)
+        if len(bad):
+            m = int(bad[0])
+            t0, t1 = int(self.match_start[m]), int(self.match_start[m + 1])
+            scores = tuple(None if math.isnan(x) else x for x in self.score[t0:t1].tolist())
+            ranks = tuple(None if r < 0 else r for r in self.team_rank[t0:t1].tolist())
+            try:
+                check_ranks_agree(ranks, scores, bool(sign[m] > 0))
+            except MatchError as error:
+                raise MatchError(f"match {m}: {error}") from None
 
     # -- sequence protocol --------------------------------------------------------------------
     def __len__(self) -> int:
@@ -255,6 +347,7 @@ class Matches(Sequence[Match]):
                 self.player[p0:p1], self.weight[p0:p1], self.time[start:stop], self.players, self.ids[start:stop],
                 self.meta[start:stop] if self.meta is not None else None,
                 time_is_date=self.time_is_date, has_weights=self.has_weights, validate=False,
+                **self.extras(slice(t0, t1), slice(start, stop)),
             )
         if isinstance(i, (int, np.integer)) and not isinstance(i, bool):
             j = int(i) + n if i < 0 else int(i)
@@ -282,7 +375,19 @@ class Matches(Sequence[Match]):
         meta = [self.meta[j] for j in idx.tolist()] if self.meta is not None else None
         return Matches(np.r_[0, np.cumsum(n_teams)], np.r_[0, np.cumsum(n_slots)], self.team_rank[teams],
                        self.player[slots], self.weight[slots], self.time[idx], self.players, ids, meta,
-                       time_is_date=self.time_is_date, has_weights=self.has_weights, validate=False)
+                       time_is_date=self.time_is_date, has_weights=self.has_weights, validate=False,
+                       **self.extras(teams, idx))
+
+    def extras(self, teams: Any = slice(None), matches: Any = slice(None)) -> dict[str, Any]:
+        """The optional columns (:attr:`score`, :attr:`higher_is_better`, :attr:`advantage`, :attr:`match_weight`)
+        of the teams ``teams`` and matches ``matches`` (indices or slices), as keyword arguments of the
+        constructor: what a view of this history passes on."""
+        return {
+            "score": None if self.score is None else self.score[teams],
+            "higher_is_better": None if self.higher_is_better is None else self.higher_is_better[matches],
+            "advantage": None if self.advantage is None else self.advantage[teams],
+            "match_weight": None if self.match_weight is None else self.match_weight[matches],
+        }
 
     def slots_of(self, indices: Any) -> NDArray[np.int64]:
         """The player slots of the matches at ``indices``, in the order :meth:`take` lays them out."""
@@ -307,7 +412,14 @@ class Matches(Sequence[Match]):
         when = float(self.time[j])
         time = format_time(when, self.time_is_date) if not math.isnan(when) else None
         has_w = self.has_weights and any(w != 1.0 for ws in weights for w in ws)
-        return Match(teams, ranks, weights if has_w else None, time=time, id=self.ids[j])
+        scores = None
+        if self.score is not None:
+            scores = [None if math.isnan(x) else x for x in self.score[t0:t1].tolist()]
+        return Match(teams, ranks, weights if has_w else None, time=time, id=self.ids[j], scores=scores,
+                     higher_is_better=True if scores is None or self.higher_is_better is None
+                     else bool(self.higher_is_better[j]),
+                     advantage=None if self.advantage is None else self.advantage[t0:t1].tolist(),
+                     weight=1.0 if self.match_weight is None else float(self.match_weight[j]))
 
     def __repr__(self) -> str:
         return f"Matches({len(self)} matches, {len(self.players)} players)"
@@ -320,7 +432,9 @@ class Matches(Sequence[Match]):
     # -- long-form tables: podium.data.tables (pyarrow, pandas, polars imported on first use) --------------
     @classmethod
     def _of(cls, columns: tables.Columns, validate: bool = True) -> Matches:
-        return cls(*columns[:8], time_is_date=columns.time_is_date, validate=validate)
+        return cls(*columns[:8], time_is_date=columns.time_is_date, validate=validate, score=columns.score,
+                   higher_is_better=columns.higher_is_better, advantage=columns.advantage,
+                   match_weight=columns.match_weight)
 
     @classmethod
     def from_arrow(cls, table: Any, *, errors: str = "raise", name: str = "table") -> Matches:
@@ -374,25 +488,37 @@ class Packer:
         self.meta: list[dict[str, Any] | None] = []
         self.kinds: set[bool] = set()
         self.has_weights = False
+        # The optional columns, filled in (with the earlier matches' defaults) from the first match that has one.
+        self.score: list[float] | None = None
+        self.higher_is_better: list[bool] | None = None
+        self.advantage: list[float] | None = None
+        self.match_weight: list[float] | None = None
 
-    def add(self, teams: Any, ranks: Any, weights: Any, time: Any, id_: Any, meta: Any) -> None:
+    def add(self, teams: Any, ranks: Any, weights: Any, time: Any, id_: Any, meta: Any, scores: Any = None,
+            higher_is_better: Any = True, advantage: Any = None, weight: Any = 1.0) -> None:
         teams_t = _check_teams(teams)
-        ranks_t = _check_ranks(ranks, len(teams_t))
+        n = len(teams_t)
+        ranks_t, scores_t, better = check_outcome(ranks, scores, higher_is_better, n)
         weights_t = _check_weights(weights, teams_t)
+        advantage_t = check_advantage(advantage, n)
+        weight_f = check_match_weight(weight)
         parse_time(time)
         if id_ is not None and not isinstance(id_, str):
             raise MatchError(f"'id' must be a string or null. Got {_show(id_)}.")
         if meta is not None and not isinstance(meta, dict):
             raise MatchError(f"'meta' must be an object. Got {_show(meta)}.")
-        self.append(teams_t, ranks_t, weights_t, time, id_, meta)
+        self.append(teams_t, ranks_t, weights_t, time, id_, meta, scores_t, better, advantage_t, weight_f)
 
     def append(self, teams: tuple[tuple[str, ...], ...], ranks: tuple[int | None, ...],
                weights: tuple[tuple[float, ...], ...] | None, time: Time, id_: str | None,
-               meta: dict[str, Any] | None) -> None:
+               meta: dict[str, Any] | None, scores: tuple[float | None, ...] | None = None,
+               higher_is_better: bool = True, advantage: tuple[float, ...] | None = None,
+               weight: float = 1.0) -> None:
         when = parse_time(time)
         if time is not None:
             self.kinds.add(_is_date(time))
         self.has_weights |= weights is not None
+        n_teams_before, n_matches_before = len(self.team_rank), len(self.time)
         for i, (team, rank) in enumerate(zip(teams, ranks)):
             for j, p in enumerate(team):
                 self.player.append(self.index.setdefault(p, len(self.index)))
@@ -403,6 +529,23 @@ class Packer:
         self.time.append(when)
         self.ids.append(id_)
         self.meta.append(meta)
+        if scores is not None and self.score is None:
+            self.score = [math.nan] * n_teams_before
+        if self.score is not None:
+            self.score.extend([math.nan if x is None else x for x in scores] if scores is not None
+                              else [math.nan] * len(teams))
+        if not higher_is_better and self.higher_is_better is None:
+            self.higher_is_better = [True] * n_matches_before
+        if self.higher_is_better is not None:
+            self.higher_is_better.append(higher_is_better)
+        if advantage is not None and self.advantage is None:
+            self.advantage = [0.0] * n_teams_before
+        if self.advantage is not None:
+            self.advantage.extend(advantage if advantage is not None else [0.0] * len(teams))
+        if weight != 1.0 and self.match_weight is None:
+            self.match_weight = [1.0] * n_matches_before
+        if self.match_weight is not None:
+            self.match_weight.append(weight)
 
     def build(self) -> Matches:
         if len(self.kinds) > 1:
@@ -414,4 +557,8 @@ class Packer:
             np.array(self.weight, dtype=np.float64), np.array(self.time, dtype=np.float64),
             list(self.index), self.ids, self.meta if has_meta else None,
             time_is_date=self.kinds == {True}, has_weights=self.has_weights, validate=False,
+            score=None if self.score is None else np.array(self.score, dtype=np.float64),
+            higher_is_better=None if self.higher_is_better is None else np.array(self.higher_is_better, dtype=bool),
+            advantage=None if self.advantage is None else np.array(self.advantage, dtype=np.float64),
+            match_weight=None if self.match_weight is None else np.array(self.match_weight, dtype=np.float64),
         )

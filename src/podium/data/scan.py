@@ -172,7 +172,8 @@ def _scan_parquet(path: Path, batch_size: int, errors: str, skipped: list[str], 
                   ) -> Iterator[tuple[Matches, longform.Lookup | None]]:
     """Parquet in the long form, read a record batch at a time and cut between matches into batches of exactly
     ``batch_size`` matches (the last may be shorter).  Rows are counted within each batch in messages, which
-    name the batch's first match.  Only the long form's columns are read.
+    name the batch's first match.  Only the long form's columns are read (with ``score``, ``higher_is_better``,
+``advantage`` and ``match_weight`` where the file has them: each batch carries them).
 
     Three threads: one decodes the Parquet, one cuts and converts the batches but for their players
     (:func:`podium.data.longform.prepare`), and the caller's numbers the players (:func:`podium.data.longform.complete`,
@@ -191,7 +192,7 @@ def _prepared_tables(path: Path, batch_size: int) -> Iterator[tuple[Any, longfor
     """The batches' tables, each prepared (:func:`podium.data.longform.prepare`) and named for messages."""
     import numpy as np
 
-    from .tables import LONG_COLUMNS, _pyarrow, run_starts
+    from .tables import LONG_COLUMNS, RESULT_COLUMNS, _pyarrow, run_starts
 
     pa = _pyarrow()  # (a clear message where the tables extra is not installed)
     import pyarrow.parquet as pq
@@ -206,7 +207,8 @@ def _prepared_tables(path: Path, batch_size: int) -> Iterator[tuple[Any, longfor
 
     file = pq.ParquetFile(path)
     names = list(file.schema_arrow.names)
-    wanted = [c for c in names if c in LONG_COLUMNS] if len(set(names)) == len(names) and "match" in names else None
+    wanted = [c for c in names if c in LONG_COLUMNS + RESULT_COLUMNS] \
+        if len(set(names)) == len(names) and "match" in names else None
     buffer: Any = None
 
     def record_batches() -> Iterator[Any]:

@@ -13,14 +13,32 @@ weight     float (null = 1)            partial play, in (0, 1]
 time       string, number, date/time   ISO-8601 date, a number, or null (unknown)
 =========  ==========================  ==========================================================
 
-``match``, ``team`` and ``player`` are required; without ``rank`` the teams finish in the order they first
-appear, without ``weight`` everyone plays in full, without ``time`` times are unknown.  Other columns are
-ignored.  Teams come in the order they first appear in a match; a team's players in row order.  A malformed
-table raises :class:`MatchError` naming the column and the row (rows are counted from 0).
+and, optionally, what a result says beyond the order (``docs/design.md``, "What a result says"; the columns
+``score``, ``higher_is_better``, ``advantage`` and ``match_weight`` of :class:`podium.Matches`):
 
-Written tables have exactly the six columns: ``team`` is the team's index in the match, ``time`` is an ISO-8601
-string for a history of dates and a float otherwise, and a match without an id gets its position (``"0"``,
-``"1"``, ...) as id, as in the CSV long form.  An id may come back for a later match (real exports repeat ids),
+================  ==================  ==================================================================
+column            type                meaning
+================  ==================  ==================================================================
+score             float (or integer)  the team's score, the same on each of its rows; null (or NaN) = none
+higher_is_better  bool                whether a higher score is better, the same on each row of a match;
+                                      null = true
+advantage         float, int or bool  the team's structural edge (true = 1), the same on each of its rows;
+                                      null = 0
+match_weight      float (or integer)  the match's importance, positive, the same on each of its rows;
+                                      null = 1
+================  ==================  ==================================================================
+
+``match``, ``team`` and ``player`` are required; without ``rank`` the teams finish in the order they first
+appear (in a match with a ``score``: in the order of the scores, as :class:`podium.Match` ranks them), without
+``weight`` everyone plays in full, without ``time`` times are unknown.  Other columns are ignored.  Teams come
+in the order they first appear in a match; a team's players in row order.  A malformed table raises
+:class:`MatchError` naming the column and the row (rows are counted from 0).  A column that says nothing (no
+score anywhere, every match higher-is-better, no advantage, every match weight 1) reads as none, as in JSONL.
+
+Written tables have the six columns, and after them each of the four optional ones that the history has (a
+history without them writes the same table as before they existed): ``team`` is the team's index in the match,
+``time`` is an ISO-8601 string for a history of dates and a float otherwise, and a match without an id gets its
+position (``"0"``, ``"1"``, ...) as id, as in the CSV long form.  An id may come back for a later match (real exports repeat ids),
 but two matches in a row with one id cannot be written (their rows would read as one match); ``meta`` is not
 kept.
 
@@ -38,7 +56,7 @@ from numpy.typing import NDArray
 
 from .match import MatchError, _show, check_errors, format_time, skipped_summary
 
-__all__ = ["LONG_COLUMNS", "Columns", "from_arrow", "from_pandas", "from_polars", "to_arrow", "to_pandas", "to_polars"]
+__all__ = ["LONG_COLUMNS", "RESULT_COLUMNS", "Columns", "from_arrow", "from_pandas", "from_polars", "to_arrow", "to_pandas", "to_polars"]
 
 
 class Columns(NamedTuple):
@@ -54,8 +72,15 @@ class Columns(NamedTuple):
     players: Sequence[Any]             # a list, or a podium.data.strings.Strings (podium.data.longform)
     ids: Sequence[str | None]
     time_is_date: bool
+    # What a result says beyond the order (None: the table has none of it), as :class:`podium.Matches` holds it.
+    score: NDArray[np.float64] | None = None             # per team, NaN = none
+    higher_is_better: NDArray[np.bool_] | None = None    # per match
+    advantage: NDArray[np.float64] | None = None         # per team
+    match_weight: NDArray[np.float64] | None = None      # per match
+
 
 LONG_COLUMNS = ("match", "team", "player", "rank", "weight", "time")
+RESULT_COLUMNS = ("score", "higher_is_better", "advantage", "match_weight")  # optional, after LONG_COLUMNS
 _DAY = {"s": 86400.0, "ms": 86400e3, "us": 86400e6, "ns": 86400e9}
 
 
@@ -83,7 +108,9 @@ def to_arrow(matches: Any) -> Any:
     pyarrow.Table
         Columns ``match`` (string), ``team`` (int64, the team's index in its match), ``player`` (string),
         ``rank`` (int64, null = did not finish), ``weight`` (float64) and ``time`` (ISO-8601 string for
-        dates, float64 for numbers; null = unknown).  ``meta`` is not kept.
+        dates, float64 for numbers; null = unknown); then, each only where the history has it, ``score``
+        (float64, null = none), ``higher_is_better`` (bool), ``advantage`` (float64) and ``match_weight``
+        (float64), repeated on every row of their team or match.  ``meta`` is not kept.
 
     Raises
     ------
@@ -113,14 +140,29 @@ def to_arrow(matches: Any) -> Any:
     else:
         slot_time = times[slot_match]
         time_column = pa.array(slot_time, type=pa.float64(), mask=np.isnan(slot_time))
-    return pa.table({
+    columns = {
         "match": pa.array(ids, type=pa.string()).take(pa.array(slot_match)),
         "team": pa.array(team_index[slot_team], type=pa.int64()),
         "player": pa.array(matches.players, type=pa.string()).take(pa.array(matches.player)),
         "rank": pa.array(rank, type=pa.int64(), mask=rank < 0),
         "weight": pa.array(matches.weight, type=pa.float64()),
         "time": time_column,
-    })
+    }
+    # What a result says beyond the order: only the columns the history has (without them, the table as before).
+    score = getattr(matches, "score", None)
+    if score is not None:
+        slot_score = score[slot_team]
+        columns["score"] = pa.array(slot_score, type=pa.float64(), mask=np.isnan(slot_score))
+    higher_is_better = getattr(matches, "higher_is_better", None)
+    if higher_is_better is not None:
+        columns["higher_is_better"] = pa.array(higher_is_better[slot_match], type=pa.bool_())
+    advantage = getattr(matches, "advantage", None)
+    if advantage is not None:
+        columns["advantage"] = pa.array(advantage[slot_team], type=pa.float64())
+    match_weight = getattr(matches, "match_weight", None)
+    if match_weight is not None:
+        columns["match_weight"] = pa.array(match_weight[slot_match], type=pa.float64())
+    return pa.table(columns)
 
 
 def to_pandas(matches: Any) -> Any:
@@ -147,7 +189,8 @@ def to_polars(matches: Any) -> Any:
 def from_pandas(df: Any, *, errors: str = "raise") -> Columns:
     """Read a history from a ``pandas.DataFrame`` in the long form (see :func:`from_arrow`).
 
-    NaN in ``rank``, ``weight`` or ``time`` counts as missing (did not finish, 1, unknown); the index is ignored.
+    NaN in ``rank``, ``weight``, ``time``, ``score``, ``advantage`` or ``match_weight`` counts as missing (did not
+    finish, 1, unknown, none, 0, 1); the index is ignored.
     """
     pa = _pyarrow()
     import pandas as pd
@@ -155,7 +198,7 @@ def from_pandas(df: Any, *, errors: str = "raise") -> Columns:
     if not isinstance(df, pd.DataFrame):
         raise TypeError(f"'df' must be a pandas.DataFrame. Got {type(df).__name__}.")
     columns: dict[str, Any] = {}
-    for column in LONG_COLUMNS:
+    for column in LONG_COLUMNS + RESULT_COLUMNS:
         if column not in df.columns:
             continue
         try:
@@ -183,11 +226,13 @@ def from_arrow(table: Any, *, errors: str = "raise", name: str = "table") -> Col
     Parameters
     ----------
     table : pyarrow.Table or pyarrow.RecordBatch
-        Columns ``match``, ``team``, ``player`` and optionally ``rank``, ``weight``, ``time`` (module docstring).
+        Columns ``match``, ``team``, ``player`` and optionally ``rank``, ``weight``, ``time``, ``score``,
+        ``higher_is_better``, ``advantage``, ``match_weight`` (module docstring).
     errors : {"raise", "skip"}
-        ``"skip"`` leaves out the matches with a bad row (a player twice, a rank or time that differs within
-        a team or match, a bad weight, fewer than two teams, a null id) and warns how many; a missing column
-        and a column of the wrong type always raise.
+        ``"skip"`` leaves out the matches with a bad row (a player twice, a rank, time, score, advantage,
+        higher_is_better or match_weight that differs within its team or match, a bad weight, score, advantage
+        or match weight, ranks that contradict the scores, fewer than two teams, a null id) and warns how many;
+        a missing column and a column of the wrong type always raise.
     name : str
         What the messages call the table (a file name, say).
 
@@ -378,6 +423,16 @@ def _from_arrow(table: Any, name: str, skipped: list[str] | None) -> Columns:
         problems.append((differs, lambda row: f"{label(row)}: 'time' differs within the match: {time_row[row]!r} here, "
                                               f"{time_row[run_start[run_of_row[row]]]!r} on its first row."))
 
+    # what a result says beyond the order (score, higher_is_better, advantage, match_weight), where the table has it
+    extras: dict[str, Any] = {}
+    result_rows = _result_rows(table, name, present, problems, label)
+    if result_rows is not None:
+        team_head = order[team_start[:-1]]  # each team's first row (rows of a team keep their order)
+        row_head = np.empty(n_rows, dtype=np.int64)
+        row_head[order] = team_head[team_of_sorted]
+        team_rank, extras = _results(result_rows, team_head, row_head, run_start, run_of_row, match_start, team_rank,
+                                     given_rank is not None, problems, label)
+
     if problems:
         return _raise_or_skip(table, problems, run_of_row, name, skipped)
 
@@ -389,7 +444,7 @@ def _from_arrow(table: Any, name: str, skipped: list[str] | None) -> Columns:
     renumber[by_appearance] = np.arange(len(by_appearance))
     players = [player_values[c] for c in by_appearance.tolist()]
     return Columns(match_start, team_start, team_rank, renumber[slot_code], weight[order], time_row[run_start],
-                   players, ids, is_date)
+                   players, ids, is_date, **extras)
 
 
 def _null_message(label: Callable[[int], str], column: str) -> Callable[[int], str]:
@@ -523,6 +578,202 @@ def _times(table: Any, name: str, present: list[str], problems: list[Problem],
         raise MatchError(f"{name}, row {row}: 'time' mixes numbers and dates; use one kind for a whole history. "
                          f"Got {texts[kinds[False]]!r} and {texts[kinds[True]]!r}.")
     return parsed[np.where(codes < 0, len(texts), codes)], kinds.get(True) is not None
+
+
+def _result_rows(table: Any, name: str, present: list[str], problems: list[Problem],
+                 label: Callable[[int], str]) -> dict[str, NDArray[Any] | None] | None:
+    """Each row's ``score`` (NaN: none), ``higher_is_better``, ``advantage`` and ``match_weight`` (None for a column
+    the table lacks), or None when it has none of them.  A value that is not one is a problem (read as the
+    default); a column of the wrong type raises :class:`MatchError`."""
+    if not any(column in present for column in RESULT_COLUMNS):
+        return None
+    pa = _pyarrow()
+    rows: dict[str, NDArray[Any] | None] = dict.fromkeys(RESULT_COLUMNS)
+
+    def numeric(column: str, what: str, booleans: bool = False) -> tuple[Any, NDArray[np.float64]] | None:
+        if column not in present:
+            return None
+        col = _column(table, column, name)
+        kind = col.type
+        if not (pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_null(kind)
+                or (booleans and pa.types.is_boolean(kind))):
+            raise MatchError(f"{name}: column {column!r} must hold {what}. Got type {table.schema.field(column).type}.")
+        values = _numbers(col) if len(col) else np.zeros(0)
+        return col, values
+
+    found = numeric("score", "numbers (null = no score)")
+    if found is not None:
+        score = given_score = found[1]
+        bad = np.flatnonzero(np.isinf(given_score))
+        if len(bad):
+            problems.append((bad, lambda row: f"{label(row)}: 'score' must be a finite number or null (no score). "
+                                              f"Got {float(given_score[row])!r}."))
+            score = np.where(np.isinf(given_score), np.nan, given_score)  # (the message reads given_score)
+        rows["score"] = score
+    for column, default, what, positive in (
+            ("advantage", 0.0, "numbers or booleans (null = 0)", False),
+            ("match_weight", 1.0, "positive numbers (null = 1)", True)):
+        found = numeric(column, what, booleans=not positive)
+        if found is None:
+            continue
+        col, given = found
+        values = np.where(_nulls(col), default, given) if col.null_count or pa.types.is_null(col.type) else given
+        valid = np.isfinite(values) & (values > 0.0) if positive else np.isfinite(values)
+        if not np.all(valid):
+            bad = np.flatnonzero(~valid)
+            must = "a positive finite number" if positive else "a finite number, a boolean"
+            problems.append((bad, _not_a_value(label, column, must, given)))
+            values = np.where(valid, values, default)
+        rows[column] = values
+    if "higher_is_better" in present:
+        col = _column(table, "higher_is_better", name)
+        if not (pa.types.is_boolean(col.type) or pa.types.is_null(col.type)):
+            raise MatchError(f"{name}: column 'higher_is_better' must hold booleans (null = true). "
+                             f"Got type {table.schema.field('higher_is_better').type}.")
+        if pa.types.is_null(col.type):
+            rows["higher_is_better"] = np.ones(len(col), dtype=bool)
+        else:
+            rows["higher_is_better"] = np.asarray(col.fill_null(True).to_numpy(zero_copy_only=False), dtype=bool)
+    return rows
+
+
+def _not_a_value(label: Callable[[int], str], column: str, must: str, given: NDArray[np.float64]
+                 ) -> Callable[[int], str]:
+    return lambda row: f"{label(row)}: {column!r} must be {must} or null. Got {float(given[row])!r}."
+
+
+def _results(rows: dict[str, NDArray[Any] | None], team_head: NDArray[np.int64], row_head: NDArray[np.int64],
+             run_start: NDArray[np.int64], run_of_row: NDArray[np.int64], match_start: NDArray[np.int64],
+             team_rank: NDArray[np.int64], ranks_given: bool, problems: list[Problem], label: Callable[[int], str]
+             ) -> tuple[NDArray[np.int64], dict[str, Any]]:
+    """The team ranks and the :class:`Columns` keywords of what a result says, from :func:`_result_rows`' values:
+    ``team_head`` each team's first row, ``row_head`` each row's team's first row.  A value that differs within its
+    team (score, advantage) or match (higher_is_better, match_weight), higher_is_better false in a match without a
+    score, and given ranks that contradict the scores are problems.  Without given ranks a match with a score ranks
+    its teams by it (:func:`podium.data.match.ranks_from_scores`).  A column that says nothing is None."""
+    def differs(column: str, values: NDArray[Any], heads: NDArray[np.int64], within: str) -> None:
+        head = values[heads]
+        same = (values == head) | (np.isnan(values) & np.isnan(head)) if values.dtype.kind == "f" else values == head
+        if np.all(same):
+            return
+        show = lambda x: ("null" if isinstance(x, float) and math.isnan(x)  # noqa: E731
+                          else str(x).lower() if isinstance(x, bool) else _show(x))
+        problems.append((np.flatnonzero(~same), lambda row: (
+            f"{label(row)}: {column!r} differs within the {within}: {show(values[row].item())} here, "
+            f"{show(values[heads[row]].item())} on the {within}'s first row (row {int(heads[row])}).")))
+
+    match_head = run_start[run_of_row] if len(run_start) else np.zeros(0, dtype=np.int64)
+    out: dict[str, Any] = {}
+    for column in RESULT_COLUMNS:
+        values = rows[column]
+        if values is None:
+            out[column] = None
+            continue
+        per_team = column in ("score", "advantage")
+        differs(column, values, row_head if per_team else match_head, "team" if per_team else "match")
+        out[column] = values[team_head] if per_team else values[run_start]
+    n_matches = len(match_start) - 1
+    team_match = np.repeat(np.arange(n_matches, dtype=np.int64), np.diff(match_start))
+    score, better = out["score"], out["higher_is_better"]
+    scored = np.zeros(n_matches, dtype=bool)  # whether the match has a score
+    if score is not None:
+        scored = np.bincount(team_match, weights=~np.isnan(score), minlength=n_matches) > 0
+    if better is not None and not np.all(better | scored):
+        orphan = np.flatnonzero(~better & ~scored)
+        problems.append((run_start[orphan], lambda row: f"{label(row)}: 'higher_is_better' is false but the match "
+                                                        "has no 'score' for it to apply to."))
+    if score is not None and np.any(scored):
+        sign = np.where(better, 1.0, -1.0) if better is not None else np.ones(n_matches)
+        if ranks_given:
+            bad = contradicting(match_start, team_rank, score, sign)
+            if len(bad):
+                problems.append((run_start[bad], _contradiction(match_start, team_rank, score, sign, run_of_row,
+                                                                label)))
+        else:
+            from_scores = ranks_by_score(match_start, score, sign)
+            team_rank = np.where(scored[team_match], from_scores, team_rank)
+    # one representation of "says nothing": None, as podium.Matches built from records has it
+    if score is not None and np.all(np.isnan(score)):
+        out["score"] = None
+    if better is not None and np.all(better):
+        out["higher_is_better"] = None
+    if out["advantage"] is not None and np.all(out["advantage"] == 0.0):
+        out["advantage"] = None
+    if out["match_weight"] is not None and np.all(out["match_weight"] == 1.0):
+        out["match_weight"] = None
+    return team_rank, out
+
+
+def _contradiction(match_start: NDArray[np.int64], team_rank: NDArray[np.int64], score: NDArray[np.float64],
+                   sign: NDArray[np.float64], run_of_row: NDArray[np.int64], label: Callable[[int], str]
+                   ) -> Callable[[int], str]:
+    def message(row: int) -> str:
+        from .match import check_ranks_agree
+
+        m = int(run_of_row[row])
+        t0, t1 = int(match_start[m]), int(match_start[m + 1])
+        scores = tuple(None if math.isnan(x) else x for x in score[t0:t1].tolist())
+        ranks = tuple(None if r < 0 else r for r in team_rank[t0:t1].tolist())
+        try:
+            check_ranks_agree(ranks, scores, bool(sign[m] > 0))
+        except MatchError as error:
+            return f"{label(row)}: {error}"
+        return f"{label(row)}: 'rank' contradicts 'score'."  # (not reached: contradicting() found one)
+    return message
+
+
+def contradicting(match_start: NDArray[np.int64], team_rank: NDArray[np.int64], score: NDArray[np.float64],
+                  sign: NDArray[np.float64]) -> NDArray[np.int64]:
+    """The matches whose ranks put a team with a strictly better score strictly behind one with a worse score
+    (``sign`` per match: 1 where higher is better, -1 where lower is; NaN scores and rank -1 take no part), as
+    :func:`podium.data.match.check_ranks_agree` refuses them, without a Python loop."""
+    n_matches = len(match_start) - 1
+    team_match = np.repeat(np.arange(n_matches, dtype=np.int64), np.diff(match_start))
+    known = np.flatnonzero((team_rank >= 0) & ~np.isnan(score))
+    if len(known) < 2:
+        return np.zeros(0, dtype=np.int64)
+    m = team_match[known]
+    s = sign[m] * score[known]
+    by = np.lexsort((-s, m))  # each match's teams, best score first
+    m, s, r = m[by], s[by], team_rank[known][by]
+    _, code = np.unique(r, return_inverse=True)
+    code = code.reshape(-1).astype(np.int64) + 1
+    stride = np.int64(code.max() + 1)
+    running = np.maximum.accumulate(m * stride + code)  # the worst rank so far, within the match
+    n = len(m)
+    group = np.ones(n, dtype=bool)  # the first team of a run with one score in one match
+    group[1:] = (m[1:] != m[:-1]) | (s[1:] != s[:-1])
+    start = np.maximum.accumulate(np.where(group, np.arange(n), 0))
+    before = start - 1  # the last team with a strictly better score (if of the same match)
+    valid = before >= 0
+    valid[valid] = m[before[valid]] == m[valid]
+    worse = np.zeros(n, dtype=bool)
+    worse[valid] = running[before[valid]] - m[valid] * stride > code[valid]
+    return np.unique(m[worse])
+
+
+def ranks_by_score(match_start: NDArray[np.int64], score: NDArray[np.float64], sign: NDArray[np.float64]
+                   ) -> NDArray[np.int64]:
+    """Dense ranks within each match from the scores, best first (``sign`` per match as in :func:`contradicting`),
+    -1 for a team without a score: :func:`podium.data.match.ranks_from_scores`, without a Python loop."""
+    n_matches = len(match_start) - 1
+    team_match = np.repeat(np.arange(n_matches, dtype=np.int64), np.diff(match_start))
+    ranks = np.full(len(score), -1, dtype=np.int64)
+    known = np.flatnonzero(~np.isnan(score))
+    if not len(known):
+        return ranks
+    m = team_match[known]
+    s = sign[m] * score[known]
+    by = np.lexsort((-s, m))
+    m, s = m[by], s[by]
+    new = np.ones(len(m), dtype=bool)
+    new[1:] = (m[1:] != m[:-1]) | (s[1:] != s[:-1])
+    first = np.ones(len(m), dtype=bool)
+    first[1:] = m[1:] != m[:-1]
+    count = np.cumsum(new) - 1
+    base = np.maximum.accumulate(np.where(first, count, 0))
+    ranks[known[by]] = count - base
+    return ranks
 
 
 def _raise_or_skip(table: Any, problems: list[Problem], run_of_row: NDArray[np.int64], name: str,
