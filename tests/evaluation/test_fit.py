@@ -275,7 +275,8 @@ def test_fit_validation(kwargs: dict[str, Any], pattern: str) -> None:
 
 def test_fit_lists_the_elo_parameters() -> None:
     matches = podium.simulate(10, 20, seed=1).matches
-    with pytest.raises(ValueError, match=r"Elo cannot fit 'beta'; 'params' must be among \['k', 'spread', 'provisional', 'scale'\]"):
+    with pytest.raises(ValueError, match=r"Elo cannot fit 'beta'; 'params' must be among \['k', 'spread', 'provisional', 'scale', 'advantage', "
+                       r"'margin_power', 'margin_autocorrelation'\]"):
         podium.fit(Elo, matches, params=["beta"])
 
 

@@ -86,16 +86,23 @@ class FitResult:
         return iter((self.model, self.score))
 
 
-def _to_free(domain: str, value: float) -> float:
+def _to_free(domain: str, value: float, unit: float = 1.0) -> float:
+    """A hyperparameter in the search's free coordinates: logit of a probability, log of a positive value,
+    ``asinh(value / unit)`` of a real one (an advantage: linear near 0 in steps of the model's ``unit``, either
+    sign, logarithmic far out)."""
     if domain == "probability":
         value = min(max(value, 1e-6), 1.0 - 1e-6)
         return math.log(value / (1.0 - value))
+    if domain == "real":
+        return math.asinh(value / unit)
     return math.log(value)
 
 
-def _from_free(domain: str, x: float) -> float:
+def _from_free(domain: str, x: float, unit: float = 1.0) -> float:
     if domain == "probability":
         return 1.0 / (1.0 + math.exp(-x)) if x > -700 else 0.0
+    if domain == "real":
+        return unit * math.sinh(min(max(x, -700.0), 700.0))
     return math.exp(min(x, 700.0))
 
 
@@ -296,12 +303,13 @@ def _optimize(base: Any, names: list[str], score: Callable[[Any], float], max_ev
     cls = type(base)
     domains = [cls._fit_space[n] for n in names]
     fixed = base.get_params()
-    x0 = np.array([_to_free(d, base._fit_start(n)) for n, d in zip(names, domains)])
+    units = [base._fit_unit(n) for n in names]
+    x0 = np.array([_to_free(d, base._fit_start(n), u) for n, d, u in zip(names, domains, units)])
     evaluations = 0
     best_seen: list[Any] = [x0, math.inf]  # the search stops at the budget and keeps the best point so far
 
     def build(x: Sequence[float] | np.ndarray) -> Any:
-        return cls(**{**fixed, **{n: _from_free(d, float(v)) for n, d, v in zip(names, domains, x)}})
+        return cls(**{**fixed, **{n: _from_free(d, float(v), u) for n, d, v, u in zip(names, domains, x, units)}})
 
     ahead: dict[bytes, Future[float]] = {}  # scores sent ahead to the executor, by the point's bytes
     start_future: Future[float] | None = None
@@ -377,7 +385,8 @@ def _bounds(x0: np.ndarray, domains: list[str]) -> list[tuple[float, float]]:
     """Nelder-Mead's box in free coordinates.  Bounds keep a parameter the data does not constrain (tau on a
     history of luck, a draw probability without draws) from wandering to 1e-70 while the search spends its
     budget there."""
-    return [(-12.0, 12.0) if d == "probability" else (x - 10.0, x + 6.0) for d, x in zip(domains, x0)]
+    return [(-12.0, 12.0) if d == "probability" else ((-8.0, 8.0) if d == "real" else (x - 10.0, x + 6.0))
+            for d, x in zip(domains, x0)]
 
 
 def _simplex(x0: np.ndarray, bounds: list[tuple[float, float]]) -> tuple[np.ndarray, np.ndarray]:
@@ -403,7 +412,8 @@ def _first_points(x0: np.ndarray, domains: list[str]) -> list[np.ndarray]:
 def _search(objective: Any, x0: np.ndarray, domains: list[str], max_evaluations: int) -> None:
     """Minimize ``objective`` from ``x0`` (free coordinates); the objective keeps its best point."""
     if len(x0) == 1:
-        minimize_scalar(objective, bounds=(x0[0] - 10.0, x0[0] + 6.0), method="bounded",
+        minimize_scalar(objective, bounds=_bounds(x0, domains)[0] if domains[0] == "real" else (x0[0] - 10.0, x0[0] + 6.0),
+                        method="bounded",
                         options={"xatol": 1e-3, "maxiter": max_evaluations})
     else:
         bounds = _bounds(x0, domains)

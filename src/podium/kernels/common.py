@@ -19,6 +19,7 @@ from ..ordering.densities import LOGISTIC, logcdf
 from ..ordering.numerics import jit
 
 __all__ = ["State", "History", "most_teams", "most_players", "match_slots", "played", "team_sums", "team_strengths",
+           "team_offsets", "signed_scores",
            "provisional_factor", "match_spread", "logistic_logs", "logistic_pairs", "state_rows"]
 
 
@@ -168,6 +169,30 @@ def _team_strengths(team_start: NDArray[np.int64], row: NDArray[np.int64], weigh
     return out
 
 
-def team_strengths(matches: Matches, mu: NDArray[np.float64], initial: float = 0.0) -> NDArray[np.float64]:
-    """Partial-play weighted sums of ``mu - initial`` over each team of ``matches`` (player indices into ``mu``)."""
-    return _team_strengths(matches.team_start, matches.player, matches.weight, mu, initial)
+def team_offsets(matches: Matches, advantage: float) -> NDArray[np.float64]:
+    """Each team's advantage in rating units, ``advantage * matches.advantage[t]`` (``docs/design.md``, "What a
+    result says"): what a model adds to the team's strength.  Empty (the kernels' "none", which keeps their plain
+    arithmetic to the bit) when the history records no advantage or the model's ``advantage`` is 0."""
+    if matches.advantage is None or advantage == 0.0:
+        return np.empty(0)
+    return advantage * matches.advantage
+
+
+def signed_scores(matches: Matches) -> NDArray[np.float64]:
+    """Each team's score, negated in the matches where lower is better (so that a higher signed score is always
+    better; NaN: none): what the kernels that read margins take.  Empty when the history records no scores."""
+    if matches.score is None:
+        return np.empty(0)
+    if matches.higher_is_better is None:
+        return matches.score
+    sign = np.where(matches.higher_is_better, 1.0, -1.0)
+    return matches.score * np.repeat(sign, np.diff(matches.match_start))
+
+
+def team_strengths(matches: Matches, mu: NDArray[np.float64], initial: float = 0.0,
+                   advantage: float = 0.0) -> NDArray[np.float64]:
+    """Partial-play weighted sums of ``mu - initial`` over each team of ``matches`` (player indices into ``mu``),
+    plus the team's :func:`team_offsets` for a model whose advantage is ``advantage``."""
+    sums = _team_strengths(matches.team_start, matches.player, matches.weight, mu, initial)
+    offset = team_offsets(matches, advantage)
+    return sums + offset if len(offset) else sums

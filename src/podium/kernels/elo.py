@@ -15,14 +15,17 @@ from ..ordering.luce import ARITHMETIC, plackett_luce_gradient
 from ..ordering.numerics import inv_mills, jit, log_ndtr, ndtr
 from .common import match_spread, most_teams, provisional_factor, team_sums
 
-__all__ = ["LOGISTIC", "GAUSSIAN", "GRADIENT", "CLASSIC", "SUM", "MEAN", "PAIRWISE", "PLACKETT_LUCE", "pair_score",
-           "pair_outcome", "pairwise_gradient", "spread_pairs", "replay_likelihood"]
+__all__ = ["LOGISTIC", "GAUSSIAN", "GRADIENT", "CLASSIC", "SUM", "MEAN", "PAIRWISE", "PLACKETT_LUCE", "NO_MARGIN",
+           "POWER", "ELORATINGS", "FIVETHIRTYEIGHT", "MARGIN_FORMS", "pair_score", "pair_outcome", "margin_factor",
+           "pairwise_gradient", "spread_pairs", "replay_likelihood"]
 
 _SQRT2 = math.sqrt(2.0)
 LOGISTIC, GAUSSIAN = 0, 1  # pair performance densities
 GRADIENT, CLASSIC = 0, 1  # pair updates
 SUM, MEAN = 0, 1  # how a free-for-all combines its pairs
 PAIRWISE, PLACKETT_LUCE = 0, 1  # the family's kinds (LikelihoodModel._kind)
+NO_MARGIN, POWER, ELORATINGS, FIVETHIRTYEIGHT = 0, 1, 2, 3  # margin-of-victory multipliers (margin_factor)
+MARGIN_FORMS = ("none", "power", "eloratings", "fivethirtyeight")  # their names, in code order
 
 
 @jit
@@ -36,6 +39,50 @@ def pair_score(ra: int, rb: int) -> float:
     if rb < 0 or (ra >= 0 and ra < rb):
         return 1.0
     return 0.0
+
+
+@jit
+def margin_factor(form: int, power: float, autocorrelation: float, margin: float, lead: float) -> float:
+    """The margin-of-victory multiplier ``G`` of a pair's step (``docs/design.md``, "What a result says").
+
+    ``margin`` is the absolute score difference of the pair (NaN when either has no score: ``G = 1``), ``lead``
+    the winner's strength minus the loser's before the match in natural units (0 for a draw).  With
+    ``n = max(margin, 1)``::
+
+        power             G = n ** power                                 (fitted; 0 is the plain step)
+        eloratings        G = 1, 1.5, 1.75, 1.75 + (n - 3) / 8          for n < 2, < 3, < 4, >= 4
+        fivethirtyeight   G = ln(n + 1) / ln 2
+
+    each divided by ``1 + autocorrelation * lead`` (kept above 1/4).  The eloratings.net table is that of the
+    World Football Elo Ratings (eloratings.net, "About"); the logarithm and the divisor are FiveThirtyEight's
+    NFL multiplier ``ln(PD + 1) * 2.2 / (0.001 * dElo + 2.2)`` (Silver, "How our NFL predictions work"), whose
+    divisor is ``1 + lead * 400 / (2200 ln 10)`` in natural units: autocorrelation 0.0790.  Dividing by ``ln 2``
+    makes a one-point win the plain step.  The divisor damps the favourite's big wins, which a rating that
+    already expects them would otherwise inflate (the autocorrelation FiveThirtyEight corrects).
+    """
+    if form == NO_MARGIN or margin != margin:
+        return 1.0
+    n = max(margin, 1.0)
+    if form == POWER:
+        g = 1.0 if power == 0.0 else n ** power
+    elif form == ELORATINGS:
+        g = 1.0 if n < 2.0 else (1.5 if n < 3.0 else (1.75 if n < 4.0 else 1.75 + (n - 3.0) / 8.0))
+    else:
+        g = math.log(n + 1.0) / math.log(2.0)
+    if autocorrelation != 0.0:
+        g /= max(1.0 + autocorrelation * lead, 0.25)
+    return g
+
+
+@jit
+def _pair_margin(form: int, power: float, autocorrelation: float, score: NDArray[np.float64], ta: int, tb: int,
+                 outcome: float, d: float) -> float:
+    """:func:`margin_factor` of teams ``ta, tb`` (``outcome``: ``pair_score`` of ``ta``; ``d``: ``s_a - s_b``);
+    1 without scores."""
+    if len(score) == 0:
+        return 1.0
+    lead = d if outcome == 1.0 else (-d if outcome == 0.0 else 0.0)
+    return margin_factor(form, power, autocorrelation, abs(score[ta] - score[tb]), lead)
 
 
 @jit
@@ -105,7 +152,8 @@ def pair_outcome(d: float, score: float, performance: int, update: int, want_ll:
 def pairwise_gradient(
     s: NDArray[np.float64], rank: NDArray[np.int64], n: int,
     performance: int, update: int, combine: int, grad: NDArray[np.float64], x: NDArray[np.float64],
-    want_ll: bool = True,
+    want_ll: bool = True, score: NDArray[np.float64] = np.empty(0), margin: int = NO_MARGIN, power: float = 0.0,
+    autocorrelation: float = 0.0,
 ) -> float:
     """Pairwise Elo over ``n`` teams: every pair as a two-team game (note, section 3.1).
 
@@ -113,7 +161,8 @@ def pairwise_gradient(
     (``rank = -1``); equal ranks draw; two non-finishers contribute nothing.  ``combine = MEAN``
     divides the sum by ``n - 1``, the number of opponents, which keeps the updates zero-sum.
     Writes ``dL/ds`` into ``grad[:n]`` and returns the (composite) log-likelihood; ``x`` is scratch space
-    for ``n`` floats.
+    for ``n`` floats.  With the teams' ``score`` (else empty), each pair's term of the update is multiplied by
+    its :func:`margin_factor` (race times, points: the margin of each pair); the log-likelihood is not.
     """
     # Logistic pairs need exp(-|s_a - s_b|) = min(x_a, x_b) / max(x_a, x_b) with x = exp(s - max s):
     # n exponentials instead of n(n-1)/2, exact while the spread keeps every x a normal number.
@@ -132,11 +181,13 @@ def pairwise_gradient(
     for a in range(n):
         ra = rank[a]
         for b in range(a + 1, n):
-            score = pair_score(ra, rank[b])
-            if score < 0.0:
+            outcome = pair_score(ra, rank[b])
+            if outcome < 0.0:
                 continue
             e = min(x[a], x[b]) / max(x[a], x[b]) if hoist else -1.0
-            ll, g = pair_outcome(s[a] - s[b], score, performance, update, want_ll, e)
+            ll, g = pair_outcome(s[a] - s[b], outcome, performance, update, want_ll, e)
+            if margin != NO_MARGIN:
+                g *= _pair_margin(margin, power, autocorrelation, score, a, b, outcome, s[a] - s[b])
             total += ll
             grad[a] += g
             grad[b] -= g
@@ -165,9 +216,10 @@ def spread_pairs(performance: int, s: NDArray[np.float64], square_weights: NDArr
 @jit
 def _family_gradient(kind: int, a: int, b: int, c: int, s: NDArray[np.float64], rank: NDArray[np.int64],
                      n: int, grad: NDArray[np.float64], fw: NDArray[np.float64], iw: NDArray[np.int64],
-                     want_ll: bool) -> float:
+                     want_ll: bool, score: NDArray[np.float64], margin: int, power: float,
+                     autocorrelation: float) -> float:
     if kind == PAIRWISE:
-        return pairwise_gradient(s, rank, n, a, b, c, grad, fw, want_ll)
+        return pairwise_gradient(s, rank, n, a, b, c, grad, fw, want_ll, score, margin, power, autocorrelation)
     return plackett_luce_gradient(s, rank, n, a, grad, fw, iw, want_ll, b)
 
 
@@ -177,11 +229,14 @@ def _duel_loop(
     provisional: float,
     team_rank: NDArray[np.int64], row: NDArray[np.int64], weight: NDArray[np.float64],
     mu: NDArray[np.float64], games: NDArray[np.int64], hist_mu: NDArray[np.float64], loglik: NDArray[np.float64],
-    want_ll: bool, want_hist: bool,
+    want_ll: bool, want_hist: bool, offset: NDArray[np.float64], match_weight: NDArray[np.float64],
+    score: NDArray[np.float64], margin: int, power: float, autocorrelation: float,
 ) -> None:
     """:func:`replay_likelihood` for a history of one-player duels (team ``t`` is slot ``t``, match ``m``
     is teams ``2m, 2m + 1``): the same arithmetic in the same order, without the per-team loops and the
     reads of ``match_start`` and ``team_start`` that a duel does not need."""
+    has_offset = len(offset) > 0
+    has_weight = len(match_weight) > 0
     for m in range(len(team_rank) // 2):
         pa = 2 * m
         pb = pa + 1
@@ -193,15 +248,22 @@ def _duel_loop(
         if (wa != 1.0 or wb != 1.0) and spread != 0.0:
             shrink = 1.0 / match_spread(spread, 0.5 * (wa * wa + wb * wb))
         inv = inv_scale * shrink
-        d = (0.0 + wa * (mu[ra] - initial)) * inv - (0.0 + wb * (mu[rb] - initial)) * inv
-        score = pair_score(team_rank[pa], team_rank[pb])
-        if score < 0.0:
+        if has_offset:
+            d = (0.0 + wa * (mu[ra] - initial) + offset[pa]) * inv - (0.0 + wb * (mu[rb] - initial) + offset[pb]) * inv
+        else:
+            d = (0.0 + wa * (mu[ra] - initial)) * inv - (0.0 + wb * (mu[rb] - initial)) * inv
+        outcome = pair_score(team_rank[pa], team_rank[pb])
+        if outcome < 0.0:
             ll, g = 0.0, 0.0
         else:
-            ll, g = pair_outcome(d, score, pair_performance, pair_update, want_ll)
+            ll, g = pair_outcome(d, outcome, pair_performance, pair_update, want_ll)
         if want_ll:
             loglik[m] = ll
         step = k * g * shrink
+        if has_weight:
+            step *= match_weight[m]
+        if margin != NO_MARGIN:
+            step *= _pair_margin(margin, power, autocorrelation, score, pa, pb, outcome, d)
         mu[ra] += step * wa * provisional_factor(provisional, games[ra])
         games[ra] += 1
         if want_hist:
@@ -218,22 +280,32 @@ def replay_likelihood(
     match_start: NDArray[np.int64], team_start: NDArray[np.int64], team_rank: NDArray[np.int64],
     row: NDArray[np.int64], weight: NDArray[np.float64],
     mu: NDArray[np.float64], games: NDArray[np.int64], hist_mu: NDArray[np.float64], loglik: NDArray[np.float64],
-    want_ll: bool, want_hist: bool = True,
+    want_ll: bool, want_hist: bool = True, offset: NDArray[np.float64] = np.empty(0),
+    match_weight: NDArray[np.float64] = np.empty(0), score: NDArray[np.float64] = np.empty(0),
+    margin: int = NO_MARGIN, power: float = 0.0, autocorrelation: float = 0.0,
 ) -> None:
     """Replay a history under an Elo-family model, in place.
 
-    For each match: team strengths ``s_t = sum_i w_i (mu_i - initial) / (scale * c)`` with the match's spread
-    ``c`` (:func:`match_spread`); the kernel gives the log-likelihood and ``dL/ds_t``; member ``i`` moves by
-    ``k * w_i * dL/ds_t / c`` (the chain rule, in the family's convention that ``k`` absorbs ``scale``), times
-    :func:`provisional_factor` of the matches it has played.  ``row[p]`` is the state row of player
+    For each match: team strengths ``s_t = (sum_i w_i (mu_i - initial) + offset_t) / (scale * c)`` with the
+    match's spread ``c`` (:func:`match_spread`) and ``offset_t`` the team's advantage in rating points (the
+    model's ``advantage`` times the team's; empty: none); the kernel gives the log-likelihood and ``dL/ds_t``;
+    member ``i`` moves by ``k * v * G * w_i * dL/ds_t / c`` (the chain rule, in the family's convention that
+    ``k`` absorbs ``scale``), times :func:`provisional_factor` of the matches it has played, with ``v`` the
+    match's weight (``match_weight``; empty: 1) and ``G`` the pair's :func:`margin_factor` from the teams'
+    ``score`` (pairwise kinds only; empty: 1).  ``row[p]`` is the state row of player
     slot ``p``; ``hist_mu[p]`` receives that player's rating after the match (only with ``want_hist``),
     ``loglik[m]`` the match's log-likelihood under the ratings before it (only with ``want_ll``: without
     it the kernels also skip the logarithms that only the log-likelihood needs).  An array that is not
-    written may be empty.
+    written may be empty.  Without offsets, match weights and margins the arithmetic is the plain replay's,
+    to the bit.
     """
     n_matches = len(match_start) - 1
     inv_scale = 1.0 / scale
     pair_performance, pair_update = (a, b) if kind == PAIRWISE else (LOGISTIC, GRADIENT)
+    if kind != PAIRWISE or len(score) == 0:
+        margin = NO_MARGIN  # Plackett-Luce's likelihood is of the order alone
+    has_offset = len(offset) > 0
+    has_weight = len(match_weight) > 0
     # Every match has at least two teams and every team at least one player (Matches' invariants), so
     # 2 teams per match and 1 player per team on average means exactly that everywhere: one-player duels.
     # Plackett-Luce's arithmetic-mean ties make a two-team draw uninformative (P(either order) = 1), which
@@ -244,19 +316,21 @@ def replay_likelihood(
         # unwanted writes) from the inlined loop, which makes it about a third faster.
         if pair_performance != LOGISTIC:
             _duel_loop(pair_performance, pair_update, k, inv_scale, initial, spread, provisional, team_rank, row,
-                       weight, mu, games, hist_mu, loglik, want_ll, want_hist)
+                       weight, mu, games, hist_mu, loglik, want_ll, want_hist, offset, match_weight, score, margin,
+                       power, autocorrelation)
         elif want_ll and want_hist:
             _duel_loop(LOGISTIC, GRADIENT, k, inv_scale, initial, spread, provisional, team_rank, row, weight, mu,
-                       games, hist_mu, loglik, True, True)
+                       games, hist_mu, loglik, True, True, offset, match_weight, score, margin, power, autocorrelation)
         elif want_ll:
             _duel_loop(LOGISTIC, GRADIENT, k, inv_scale, initial, spread, provisional, team_rank, row, weight, mu,
-                       games, hist_mu, loglik, True, False)
+                       games, hist_mu, loglik, True, False, offset, match_weight, score, margin, power, autocorrelation)
         elif want_hist:
             _duel_loop(LOGISTIC, GRADIENT, k, inv_scale, initial, spread, provisional, team_rank, row, weight, mu,
-                       games, hist_mu, loglik, False, True)
+                       games, hist_mu, loglik, False, True, offset, match_weight, score, margin, power, autocorrelation)
         else:
             _duel_loop(LOGISTIC, GRADIENT, k, inv_scale, initial, spread, provisional, team_rank, row, weight, mu,
-                       games, hist_mu, loglik, False, False)
+                       games, hist_mu, loglik, False, False, offset, match_weight, score, margin, power,
+                       autocorrelation)
         return
     width = most_teams(match_start)
     s = np.empty(width)
@@ -269,26 +343,34 @@ def replay_likelihood(
         square = 0.0
         for t in range(n):
             s[t], q = team_sums(team_start, t0 + t, row, weight, mu, initial)
+            if has_offset:
+                s[t] += offset[t0 + t]
             square += q
         shrink = 1.0 if spread == 0.0 else 1.0 / match_spread(spread, square / n)
         inv = inv_scale * shrink
         for t in range(n):
             s[t] *= inv
-        score = pair_score(team_rank[t0], team_rank[t0 + 1]) if n == 2 else -1.0
-        if n == 2 and (pair_draws or score != 0.5):
+        outcome = pair_score(team_rank[t0], team_rank[t0 + 1]) if n == 2 else -1.0
+        match_score = score[t0:t0 + n] if margin != NO_MARGIN else score
+        if n == 2 and (pair_draws or outcome != 0.5):
             # Two teams: every model of the family is one two-team Elo game (Plackett-Luce in either
             # order is logistic Elo, draws and non-finishers included), so call it directly.
-            if score < 0.0:
+            if outcome < 0.0:
                 ll, grad[0] = 0.0, 0.0
             else:
-                ll, grad[0] = pair_outcome(s[0] - s[1], score, pair_performance, pair_update, want_ll)
+                ll, grad[0] = pair_outcome(s[0] - s[1], outcome, pair_performance, pair_update, want_ll)
+                if margin != NO_MARGIN:
+                    grad[0] *= _pair_margin(margin, power, autocorrelation, match_score, 0, 1, outcome, s[0] - s[1])
             grad[1] = -grad[0]
         else:
-            ll = _family_gradient(kind, a, b, c, s, team_rank[t0:t0 + n], n, grad, fw, iw, want_ll)
+            ll = _family_gradient(kind, a, b, c, s, team_rank[t0:t0 + n], n, grad, fw, iw, want_ll, match_score,
+                                  margin, power, autocorrelation)
         if want_ll:
             loglik[m] = ll
         for t in range(n):
             step = k * grad[t] * shrink
+            if has_weight:
+                step *= match_weight[m]
             for p in range(team_start[t0 + t], team_start[t0 + t + 1]):
                 r = row[p]
                 mu[r] += step * weight[p] * provisional_factor(provisional, games[r])

@@ -277,6 +277,7 @@ def replay_glicko2(
     mu: NDArray[np.float64], sigma: NDArray[np.float64], games: NDArray[np.int64], last_time: NDArray[np.float64],
     extra: NDArray[np.float64], hist_mu: NDArray[np.float64], hist_sigma: NDArray[np.float64],
     loglik: NDArray[np.float64], tau: float, epsilon: float, period: float, combine: int,
+    offset: NDArray[np.float64] = np.empty(0), match_weight: NDArray[np.float64] = np.empty(0),
 ) -> None:
     """Replay a history under :class:`Glicko2`, in place (``mu``, ``sigma``: rating and RD in rating points, as shown).
 
@@ -291,7 +292,12 @@ def replay_glicko2(
     ``loglik[m]`` is :func:`_pair_log_likelihood` of the ratings shown before the match (what a prediction then
     uses: as TrueSkill's, without the dynamics the update adds, here the growth of the periods sat out); empty
     ``hist_mu`` or ``loglik`` are not written.
+
+    ``offset[t]`` (rating points; empty: none) is added to team ``t``'s composite rating (its advantage), and a
+    match's games count ``match_weight[m]`` times in the period sums (its importance; empty: once).
     """
+    has_offset = len(offset) > 0
+    has_weight = len(match_weight) > 0
     keep = len(hist_mu) > 0
     want_ll = len(loglik) > 0
     width = most_teams(match_start)
@@ -310,6 +316,8 @@ def replay_glicko2(
                 smu[p - p0] = (mu[row[p]] - 1500.0) / SCALE
                 sphi[p - p0] = sigma[row[p]] / SCALE
             composites(team_start, t0, n, weight, smu, sphi, p0, cm, cv)
+            for t in range(n if has_offset else 0):
+                cm[t] += offset[t0 + t] / SCALE
             loglik[m] = _pair_log_likelihood(cm, cv, rank, n, combine)
         for p in range(p0, p1):
             r = row[p]
@@ -329,6 +337,8 @@ def replay_glicko2(
             smu[p - p0] = extra[r, MU0]
             sphi[p - p0] = extra[r, PHI0]
         composites(team_start, t0, n, weight, smu, sphi, p0, cm, cv)
+        for t in range(n if has_offset else 0):
+            cm[t] += offset[t0 + t] / SCALE
         for b in range(n):
             gs[b] = glicko_g(math.sqrt(cv[b]))
         for a in range(n):
@@ -345,6 +355,9 @@ def replay_glicko2(
             if combine == MEAN and n > 2:
                 tv[a] /= n - 1
                 td[a] /= n - 1
+            if has_weight:
+                tv[a] *= match_weight[m]
+                td[a] *= match_weight[m]
         # Step 5 for every player of the match at once (new_volatilities), between steps 3-4 and 6-7.
         solving = 0
         for t in range(n):

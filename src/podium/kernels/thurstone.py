@@ -39,7 +39,7 @@ def _k_at(r: float, kx: NDArray[np.float64], ky: NDArray[np.float64]) -> float:
 @jit
 def team_performances(team_start: NDArray[np.int64], t0: int, n: int, row: NDArray[np.int64],
                 weight: NDArray[np.float64], mu: NDArray[np.float64], inv_scale: float, initial: float,
-                spread: float, loc: NDArray[np.float64], sc: NDArray[np.float64]) -> None:
+                spread: float, loc: NDArray[np.float64], sc: NDArray[np.float64]) -> None:  # noqa: E128
     """Teams ``t0 .. t0 + n``: performance location ``sum w (r - initial) / scale`` and scale
     ``sqrt(1 + spread (sum w^2 - 1))`` (``sqrt(sum w^2)`` at the default ``spread = 1``)."""
     for t in range(n):
@@ -55,9 +55,22 @@ def replay_thurstone(
     team_start: NDArray[np.int64],
     team_rank: NDArray[np.int64], row: NDArray[np.int64], weight: NDArray[np.float64],
     mu: NDArray[np.float64], games: NDArray[np.int64], hist_mu: NDArray[np.float64],
-    loglik: NDArray[np.float64],
+    loglik: NDArray[np.float64], offset: NDArray[np.float64] = np.empty(0),
+    match_weight: NDArray[np.float64] = np.empty(0), score: NDArray[np.float64] = np.empty(0),
+    margin_scale: float = 0.0, margin_noise2: float = 1.0,
 ) -> None:
-    """Replay a history under :class:`Thurstone`, in place (same arrays as the Elo family's replay)."""
+    """Replay a history under :class:`Thurstone`, in place (same arrays as the Elo family's replay).
+
+    What a result says beyond the order (each empty or 0: not used, the plain arithmetic to the bit): ``offset[t]``
+    rating points are added to team ``t``'s strength; the step is multiplied by ``match_weight[m]``; a two-team
+    match whose teams both have a ``score`` (signed so that higher is better) steps along the gradient of the margin's
+    Gaussian log-likelihood ``log N(margin_scale * (y_0 - y_1); loc_0 - loc_1, margin_noise2)`` instead of the
+    order's (a function of the scores), ``(margin_scale * dy - (loc_0 - loc_1)) / margin_noise2`` for team 0 and its
+    negative for team 1 (``loglik`` stays the order's: what a prediction is scored on).
+    """
+    has_offset = len(offset) > 0
+    has_weight = len(match_weight) > 0
+    has_score = len(score) > 0 and margin_scale > 0.0
     width = most_teams(match_start)
     loc = np.empty(width)
     sc = np.empty(width)
@@ -70,25 +83,39 @@ def replay_thurstone(
         n = match_start[m + 1] - t0
         rank = team_rank[t0:t0 + n]
         team_performances(team_start, t0, n, row, weight, mu, inv, initial, spread, loc, sc)
+        if has_offset:
+            for t in range(n):
+                loc[t] += offset[t0 + t] * inv
+        if margin_scale > 0.0:  # an outcome is the sign of the observed margin, its noise included
+            for t in range(n):
+                sc[t] = math.sqrt(sc[t] * sc[t] + 0.5 * margin_noise2)
         gl[:n] = 0.0
         gs[:n] = 0.0
         if n == 2 and kind == GAUSSIAN:
             # Two teams: the Gaussian Elo game (its formula in elo.py has unit scales, sqrt 2 together),
             # rescaled to these teams' scales: z = (m_0 - m_1) / sqrt(s_0^2 + s_1^2).
-            score = pair_score(rank[0], rank[1])
-            if score < 0.0:
+            outcome = pair_score(rank[0], rank[1])
+            if outcome < 0.0:
                 loglik[m], gl[0] = 0.0, 0.0
             else:
                 unit = _SQRT2 / math.sqrt(sc[0] * sc[0] + sc[1] * sc[1])
-                loglik[m], g = pair_outcome((loc[0] - loc[1]) * unit, score, ELO_GAUSSIAN, GRADIENT, True)
+                loglik[m], g = pair_outcome((loc[0] - loc[1]) * unit, outcome, ELO_GAUSSIAN, GRADIENT, True)
                 gl[0] = g * unit
             gl[1] = -gl[0]
         else:
             loglik[m] = log_outcome(loc[:n], sc[:n], kind, shape, rank, size[:n], 0.0, True, gl, gs, precision)
+        if has_score and n == 2 and score[t0] == score[t0] and score[t0 + 1] == score[t0 + 1]:
+            # the margin's Gaussian likelihood replaces the order's (a function of the scores) in the step
+            g = (margin_scale * (score[t0] - score[t0 + 1]) - (loc[0] - loc[1])) / margin_noise2
+            gl[0] = g
+            gl[1] = -g
+        v = match_weight[m] if has_weight else 1.0
         for t in range(n):
             for p in range(team_start[t0 + t], team_start[t0 + t + 1]):
                 r = row[p]
                 step = _k_at(mu[r], kx, ky) * weight[p] * gl[t] * provisional_factor(provisional, games[r])
+                if has_weight:
+                    step *= v
                 mu[r] = max(mu[r] + step, floor)
                 games[r] += 1
                 hist_mu[p] = mu[r]

@@ -83,6 +83,35 @@ def two_teams(r0: int, r1: int, margin: float, players: float) -> tuple[int, int
 
 
 @jit
+def margin_messages(ma: float, va: float, mb: float, vb: float, z: float, noise2: float
+                    ) -> tuple[float, float, float, float]:
+    """Messages ``(pi_a, tau_a, pi_b, tau_b)`` of a two-team match whose margin was observed: the scores say the
+    performance difference ``d = t_a - t_b`` is ``z`` (the score difference in skill units) up to Gaussian noise
+    of variance ``noise2`` (``docs/design.md``, "What a result says"; the margin as a Gaussian observation of the
+    performance difference, as TrueSkill 2 and TrueSkill Through Time's second version use scores).
+
+    The order is then a function of the scores, so the factor ``N(z; d, noise2)`` is the whole likelihood, and it is
+    Gaussian: the update is exact (no truncation, no moment matching).  Through ``t_a = d + t_b`` it reaches ``a``
+    as ``N(mb + z, vb + noise2)``, and ``b`` through ``t_b = t_a - d`` as ``N(ma - z, va + noise2)``, cavities
+    ``t_a ~ N(ma, va)``, ``t_b ~ N(mb, vb)``.
+    """
+    pa = 1.0 / (vb + noise2)
+    pb = 1.0 / (va + noise2)
+    return pa, pa * (mb + z), pb, pb * (ma - z)
+
+
+@jit
+def outcome_messages(kind: int, eps: float, ma: float, va: float, mb: float, vb: float, ya: float, yb: float,
+                     margin_scale: float, noise2: float) -> tuple[float, float, float, float]:
+    """The messages of one comparison of ``a`` (better) and ``b``: :func:`margin_messages` when the model reads
+    margins (``margin_scale > 0``) and both teams have a score (``ya``, ``yb``: signed so that higher is better;
+    NaN: none), else :func:`~podium.ordering.numerics.tilted_messages` (the order alone)."""
+    if margin_scale > 0.0 and ya == ya and yb == yb:
+        return margin_messages(ma, va, mb, vb, margin_scale * (ya - yb), noise2)
+    return tilted_messages(kind, eps, ma, va, mb, vb)
+
+
+@jit
 def apply_messages(team_start: NDArray[np.int64], t0: int, n: int, row: NDArray[np.int64],
                     weight: NDArray[np.float64], var: NDArray[np.float64], p0: int, tm: NDArray[np.float64],
                     tv: NDArray[np.float64], pi: NDArray[np.float64], tau: NDArray[np.float64],
@@ -136,9 +165,14 @@ def rate_teams(
     margin: float, tolerance: float, max_iterations: int, tm: NDArray[np.float64], tv: NDArray[np.float64],
     size: NDArray[np.float64], pi: NDArray[np.float64], tau_msg: NDArray[np.float64], order: NDArray[np.int64],
     starts: NDArray[np.int64], iw: NDArray[np.int64], fw: NDArray[np.float64], new_mu: NDArray[np.float64],
-    new_var: NDArray[np.float64], update: int = ORDERED,
+    new_var: NDArray[np.float64], update: int = ORDERED, offset: NDArray[np.float64] = np.empty(0),
+    evidence: float = 1.0,
 ) -> int:
     """The update of a match of three or more teams: each player's change of mean and new variance.
+
+    ``offset[t]`` (empty: none) is added to team ``t``'s performance mean (its advantage), and the messages are
+    raised to the power ``evidence`` (the match's weight: a tempered likelihood, whose Gaussian messages scale in
+    their natural parameters).
 
     ``update``: :data:`~podium.kernels.ep.ORDERED`, expectation propagation on the chain of places, each only
     ordered (``d > 0``), a tied group in each of its rotations; :data:`~podium.kernels.ep.CHAIN`, the paper's
@@ -156,8 +190,11 @@ def rate_teams(
     ``tolerance``.
     """
     team_priors(team_start, t0, n, row, weight, mu, var, p0, beta2, center, tm, tv, size)
+    for t in range(len(offset)):
+        tm[t] += offset[t]
     if update == EXACT:
         ok = exact_messages(tm[:n], tv[:n], rank, size[:n], margin, pi, tau_msg, fw[0], fw[1])
+        temper(pi, tau_msg, n, evidence)
         apply_messages(team_start, t0, n, row, weight, var, p0, tm, tv, pi, tau_msg, new_mu, new_var)
         return 0 if ok else 1
     unconverged = 0
@@ -187,8 +224,19 @@ def rate_teams(
             tau_msg[t] = sum_tau[t] / runs
     if runs < span:
         _share_among_equals(tm, tv, size, order, starts, groups, pi, tau_msg)
+    temper(pi, tau_msg, n, evidence)
     apply_messages(team_start, t0, n, row, weight, var, p0, tm, tv, pi, tau_msg, new_mu, new_var)
     return unconverged
+
+
+@jit
+def temper(pi: NDArray[np.float64], tau: NDArray[np.float64], n: int, evidence: float) -> None:
+    """Raise the teams' messages to the power ``evidence`` (a match's weight): ``(pi, tau) *= evidence``, the
+    Gaussian approximation of the likelihood to that power (1: unchanged)."""
+    if evidence != 1.0:
+        for t in range(n):
+            pi[t] *= evidence
+            tau[t] *= evidence
 
 
 @jit
@@ -261,9 +309,16 @@ def replay_trueskill(
     mu: NDArray[np.float64], sigma: NDArray[np.float64], games: NDArray[np.int64], last_time: NDArray[np.float64],
     hist_mu: NDArray[np.float64], hist_sigma: NDArray[np.float64], loglik: NDArray[np.float64],
     beta: float, tau: float, drift: float, margin: float, tolerance: float, max_iterations: int, center: float,
-    update: int = ORDERED,
+    update: int = ORDERED, offset: NDArray[np.float64] = np.empty(0), match_weight: NDArray[np.float64] = np.empty(0),
+    score: NDArray[np.float64] = np.empty(0), margin_scale: float = 0.0, margin_noise2: float = 0.0,
 ) -> int:
     """Replay a history under TrueSkill, in place; return how many matches did not converge.
+
+    What a result says beyond the order (each empty or 0: not used, and the plain arithmetic to the bit):
+    ``offset[t]`` is added to team ``t``'s performance mean (its advantage in skill units); ``match_weight[m]``
+    tempers match ``m``'s messages (:func:`temper`); ``score[t]`` (signed so that higher is better, NaN: none)
+    with ``margin_scale > 0`` makes a two-team match's margin a Gaussian observation of the performance difference
+    (:func:`margin_messages`, noise variance ``margin_noise2``) in place of its order.
 
     ``update``: how matches of three or more teams are compared (:func:`rate_teams`).
 
@@ -285,31 +340,51 @@ def replay_trueskill(
                                                                                         players)
     var = np.empty(players)
     beta2, tau2, drift2 = beta * beta, tau * tau, drift * drift
+    has_offset = len(offset) > 0
+    has_weight = len(match_weight) > 0
+    has_score = len(score) > 0 and margin_scale > 0.0
+    # Reading margins, an outcome is the sign of the observed score difference, noise and all: the predictive
+    # spread of a difference grows by margin_noise2, half of it on each team.
+    outcome_var = 0.5 * margin_noise2 if margin_scale > 0.0 else 0.0
     unconverged = 0
     for m in range(len(match_start) - 1):
         t0, n, p0, p1 = match_slots(match_start, team_start, m)
         rank = team_rank[t0:t0 + n]
         now = time[m]
+        evidence = match_weight[m] if has_weight else 1.0
+        ya = score[t0] if has_score else math.nan
+        yb = score[t0 + 1] if has_score else math.nan
         if n == 2 and p1 - p0 == 2:
             # A duel: the same arithmetic as the team path below (bit for bit), in scalars.
             ra, rb = row[p0], row[p0 + 1]
             wa, wb = weight[p0], weight[p0 + 1]
             if want_ll:
                 tm[0], tm[1] = wa * (mu[ra] - center), wb * (mu[rb] - center)
+                if has_offset:
+                    tm[0] += offset[t0]
+                    tm[1] += offset[t0 + 1]
                 tv[0] = wa * wa * (sigma[ra] ** 2 + beta2)
                 tv[1] = wb * wb * (sigma[rb] ** 2 + beta2)
+                if outcome_var > 0.0:
+                    tv[0] += outcome_var
+                    tv[1] += outcome_var
                 size[0] = size[1] = 1.0
                 loglik[m] = team_log_outcome(tm[:2], tv[:2], rank, size[:2], margin, update)
             va = skill_var(sigma[ra], tau2, drift2, now, last_time[ra])
             vb = skill_var(sigma[rb], tau2, drift2, now, last_time[rb])
             ma, mb = wa * (mu[ra] - center), wb * (mu[rb] - center)
+            if has_offset:
+                ma += offset[t0]
+                mb += offset[t0 + 1]
             tva, tvb = wa * wa * (va + beta2), wb * wb * (vb + beta2)
             pa = ta = pb = tb = 0.0
             win, kind, eps = two_teams(rank[0], rank[1], margin, 2.0)
             if win == 0:
-                pa, ta, pb, tb = tilted_messages(kind, eps, ma, tva, mb, tvb)
+                pa, ta, pb, tb = outcome_messages(kind, eps, ma, tva, mb, tvb, ya, yb, margin_scale, margin_noise2)
             elif win == 1:
-                pb, tb, pa, ta = tilted_messages(kind, eps, mb, tvb, ma, tva)
+                pb, tb, pa, ta = outcome_messages(kind, eps, mb, tvb, ma, tva, yb, ya, margin_scale, margin_noise2)
+            if has_weight:
+                pa, ta, pb, tb = pa * evidence, ta * evidence, pb * evidence, tb * evidence
             denom = 1.0 + pa * tva
             mu[ra] += wa * va * ((ta - pa * ma) / denom)
             sigma[ra] = math.sqrt(va * (1.0 + pa * (tva - wa * wa * va)) / denom)
@@ -326,23 +401,33 @@ def replay_trueskill(
             for p in range(p0, p1):
                 var[p - p0] = sigma[row[p]] ** 2
             team_priors(team_start, t0, n, row, weight, mu, var, p0, beta2, center, tm, tv, size)
+            if has_offset:
+                for t in range(n):
+                    tm[t] += offset[t0 + t]
+            for t in range(n if outcome_var > 0.0 else 0):
+                tv[t] += outcome_var
             loglik[m] = team_log_outcome(tm[:n], tv[:n], rank, size[:n], margin, update)
         for p in range(p0, p1):
             r = row[p]
             var[p - p0] = skill_var(sigma[r], tau2, drift2, now, last_time[r])
         if n == 2:  # one comparison, exact in one step: rate_teams's two-team case, kept in the loop for speed
             team_priors(team_start, t0, n, row, weight, mu, var, p0, beta2, center, tm, tv, size)
+            if has_offset:
+                tm[0] += offset[t0]
+                tm[1] += offset[t0 + 1]
             pi[0] = pi[1] = tau_msg[0] = tau_msg[1] = 0.0
             win, kind, eps = two_teams(rank[0], rank[1], margin, size[0] + size[1])
             if win >= 0:
                 lose = 1 - win
-                pi[win], tau_msg[win], pi[lose], tau_msg[lose] = tilted_messages(
-                    kind, eps, tm[win], tv[win], tm[lose], tv[lose])
+                y_win, y_lose = (ya, yb) if win == 0 else (yb, ya)
+                pi[win], tau_msg[win], pi[lose], tau_msg[lose] = outcome_messages(
+                    kind, eps, tm[win], tv[win], tm[lose], tv[lose], y_win, y_lose, margin_scale, margin_noise2)
+            temper(pi, tau_msg, 2, evidence)
             apply_messages(team_start, t0, n, row, weight, var, p0, tm, tv, pi, tau_msg, new_mu, new_var)
         else:
             unconverged += rate_teams(team_start, t0, n, row, weight, mu, var, p0, rank, beta2, center, margin,
                                       tolerance, max_iterations, tm, tv, size, pi, tau_msg, order, starts, iw, fw,
-                                      new_mu, new_var, update)
+                                      new_mu, new_var, update, offset[t0:t0 + n] if has_offset else offset, evidence)
         for p in range(p0, p1):
             r = row[p]
             mu[r] += new_mu[p - p0]
@@ -360,8 +445,11 @@ def history_log_likelihoods(
     row: NDArray[np.int64], weight: NDArray[np.float64], start_mu: NDArray[np.float64],
     start_sigma: NDArray[np.float64], hist_mu: NDArray[np.float64], hist_sigma: NDArray[np.float64],
     n_rows: int, beta2: float, margin: float, center: float, out: NDArray[np.float64], update: int = ORDERED,
+    offset: NDArray[np.float64] = np.empty(0), outcome_var: float = 0.0,
 ) -> None:
-    """Each match's log-likelihood from a replay's history, as :func:`replay_trueskill` would have written it.
+    """Each match's log-likelihood from a replay's history, as :func:`replay_trueskill` would have written it
+    (``offset``: the teams' advantages; ``outcome_var``: the variance each team's predictive performance gains
+    when the model reads margins).
 
     The rating a player brought to slot ``p`` is the one written after that player's previous slot of the
     batch, or ``start_mu/start_sigma[p]`` (the state when the batch began) for a first appearance; from it
@@ -385,6 +473,10 @@ def history_log_likelihoods(
                 before_mu[p] = start_mu[p]
                 before_var[p] = start_sigma[p] ** 2
         team_priors(team_start, t0, n, ident, weight, before_mu, before_var[p0:], p0, beta2, center, tm, tv, size)
+        for t in range(n if len(offset) else 0):
+            tm[t] += offset[t0 + t]
+        for t in range(n if outcome_var > 0.0 else 0):
+            tv[t] += outcome_var
         out[m] = team_log_outcome(tm[:n], tv[:n], team_rank[t0:t0 + n], size[:n], margin, update)
         for p in range(p0, p1):
             last[row[p]] = p
@@ -432,8 +524,9 @@ def log_match_quality(tm: NDArray[np.float64], skill_var: NDArray[np.float64], n
 @jit
 def log_qualities(match_start: NDArray[np.int64], team_start: NDArray[np.int64], row: NDArray[np.int64],
                   weight: NDArray[np.float64], mu: NDArray[np.float64], sigma: NDArray[np.float64], beta2: float,
-                  center: float, out: NDArray[np.float64]) -> None:
-    """``out[m]`` = :func:`log_match_quality` of match ``m`` (``row[p]``: the rating row of player slot ``p``)."""
+                  center: float, out: NDArray[np.float64], offset: NDArray[np.float64] = np.empty(0)) -> None:
+    """``out[m]`` = :func:`log_match_quality` of match ``m`` (``row[p]``: the rating row of player slot ``p``;
+    ``offset[t]``: team ``t``'s advantage, empty: none)."""
     width = most_teams(match_start)
     tm, skill, noise = np.empty(width), np.empty(width), np.empty(width)
     for m in range(len(match_start) - 1):
@@ -441,6 +534,8 @@ def log_qualities(match_start: NDArray[np.int64], team_start: NDArray[np.int64],
         n = match_start[m + 1] - t0
         for t in range(n):
             tm[t], w2 = team_sums(team_start, t0 + t, row, weight, mu, center)
+            if len(offset):
+                tm[t] += offset[t0 + t]
             noise[t] = beta2 * w2
             c = 0.0
             for p in range(team_start[t0 + t], team_start[t0 + t + 1]):

@@ -25,8 +25,8 @@ from numpy.typing import NDArray
 from ..data.match import Match, MatchError
 from ..data.matches import Matches
 from ..data.rating import Rating
-from ..kernels.common import History, State, match_spread, state_rows, team_strengths
-from ..kernels.elo import GAUSSIAN, LOGISTIC, replay_likelihood, spread_pairs
+from ..kernels.common import History, State, match_spread, state_rows, team_offsets, team_strengths
+from ..kernels.elo import GAUSSIAN, LOGISTIC, MARGIN_FORMS, replay_likelihood, spread_pairs
 from ..kernels.trueskill import log_match_quality
 from ..ordering import log_win_probabilities, rank_probabilities
 
@@ -41,11 +41,16 @@ ParamKind = Literal["finite", "positive", "non_negative", "probability", "positi
 def fit_start(model: Any, name: str) -> float:
     """Where :func:`podium.fit` starts a parameter of the Elo family or Thurstone: its value, or for ``spread``
     and ``provisional`` at 0 (valid models, but not a start on fit's log scale) a small one."""
-    value = float(getattr(model, name))
+    value = getattr(model, name)
+    value = 0.0 if value is None else float(value)
     if name == "spread":
         return max(value, 1e-3)
     if name == "provisional":
         return max(value, 0.5)
+    if name == "margin_power":
+        return max(value, 0.5)
+    if name == "margin_autocorrelation":
+        return max(value, 0.05)
     return value
 
 
@@ -83,8 +88,22 @@ class Hyperparameters:
 
     def _fit_informed(self, name: str, matches: Matches) -> bool:
         """Whether ``matches`` can inform ``name`` at all (:func:`podium.fit` leaves the others out of its default
-        search): a team game's spread, for instance, changes nothing in one-on-one games."""
-        return name != "spread" or has_team_games(matches)
+        search): a team game's spread, for instance, changes nothing in one-on-one games, a home advantage nothing
+        where no team has one, a margin multiplier nothing without scores."""
+        if name == "spread":
+            return has_team_games(matches)
+        if name == "advantage":
+            return matches.advantage is not None
+        if name == "margin_power":
+            return matches.score is not None and getattr(self, "margin", None) == "power"
+        if name == "margin_autocorrelation":
+            return matches.score is not None and getattr(self, "margin", "none") != "none"
+        return True
+
+    def _fit_unit(self, name: str) -> float:
+        """The scale of a real-valued hyperparameter for :func:`podium.fit`'s search (one unit is one step of its
+        first simplex): the model's rating scale for an advantage."""
+        return 1.0
 
     # -- validation (one place) -----------------------------------------------------------------
     def _init_params(self, **params: tuple[Any, ParamKind | tuple[str, ...] | None]) -> None:
@@ -226,31 +245,36 @@ class Model(Hyperparameters, ABC):
 
     def win_probabilities(
         self, teams: Sequence[Sequence[str]], ratings: Mapping[str, Rating],
-        weights: Sequence[Sequence[float]] | None = None,
+        weights: Sequence[Sequence[float]] | None = None, advantage: Sequence[float | bool] | None = None,
     ) -> NDArray[np.float64]:
-        """``P(team i finishes first)`` for each team; the entries sum to 1."""
-        packed, mu, sigma = self._pack(Match(teams, weights=weights), ratings)
+        """``P(team i finishes first)`` for each team; the entries sum to 1.
+
+        ``advantage`` is each team's edge as a match records it (1 or True for the home side): the model adds its
+        fitted ``advantage`` times it to the team's strength.
+        """
+        packed, mu, sigma = self._pack(Match(teams, weights=weights, advantage=advantage), ratings)
         log_p = self._log_win(packed, mu, sigma)
         p = np.exp(log_p - np.max(log_p))
         return p / p.sum()
 
     def rank_probabilities(
         self, teams: Sequence[Sequence[str]], ratings: Mapping[str, Rating],
-        weights: Sequence[Sequence[float]] | None = None,
+        weights: Sequence[Sequence[float]] | None = None, advantage: Sequence[float | bool] | None = None,
     ) -> NDArray[np.float64]:
         """``P[i, k]``: the probability that team ``i`` finishes in place ``k`` (0 is first).
 
         Rows and columns sum to 1.  Computed from the model's predictive performances by
-        :func:`podium.ordering.rank_probabilities`; column 0 is :meth:`win_probabilities`.
+        :func:`podium.ordering.rank_probabilities`; column 0 is :meth:`win_probabilities` (``advantage`` as there).
         """
-        packed, mu, sigma = self._pack(Match(teams, weights=weights), ratings)
+        packed, mu, sigma = self._pack(Match(teams, weights=weights, advantage=advantage), ratings)
         loc, scale, density, shape = self._predictive(packed, mu, sigma)
         if density == "gumbel-elimination":  # the places of -X, whose noise is a maximum-type Gumbel
             return rank_probabilities(-loc, scale, density="gumbel")[:, ::-1].copy()
         return rank_probabilities(loc, scale, density=density, shape=shape)
 
     def quality(self, teams: Sequence[Sequence[str]], ratings: Mapping[str, Rating],
-                weights: Sequence[Sequence[float]] | None = None) -> float:
+                weights: Sequence[Sequence[float]] | None = None,
+                advantage: Sequence[float | bool] | None = None) -> float:
         """Match quality in ``(0, 1]``: how likely a draw is, relative to the most even match possible.
 
         TrueSkill's eq. 7 (its own :meth:`TrueSkill.quality`) applied to the model's predictive team
@@ -261,9 +285,10 @@ class Model(Hyperparameters, ABC):
             quality = exp(-1/2 sum_i (m_i - mbar)^2 / v_i),   mbar = sum(m_i / v_i) / sum(1 / v_i)
 
         1 for equal teams, falling towards 0 as one team becomes a certain winner.  It ranks pairings
-        the way TrueSkill's does (it is what the league server's balanced teams maximize).
+        the way TrueSkill's does (it is what the league server's balanced teams maximize).  ``advantage`` as in
+        :meth:`win_probabilities`.
         """
-        packed, mu, sigma = self._pack(Match(teams, weights=weights), ratings)
+        packed, mu, sigma = self._pack(Match(teams, weights=weights, advantage=advantage), ratings)
         loc, scale, density, shape = self._predictive(packed, mu, sigma)
         if density.startswith("gumbel"):
             unit = math.pi ** 2 / 6.0
@@ -334,18 +359,26 @@ class LikelihoodModel(Model):
     scale: float
     spread: float
     provisional: float
+    advantage: float
 
-    # Predictions depend on k / scale, spread and provisional only (ratings are in units of scale, measured from
-    # initial): fit tunes those three; scale may be asked for, but it trades off exactly against k.
-    _fit_space = {"k": "positive", "spread": "positive", "provisional": "positive", "scale": "positive"}
-    _fit_default = ("k", "spread", "provisional")
+    # Predictions depend on k / scale, spread, provisional, advantage / scale and the margin multiplier only
+    # (ratings are in units of scale, measured from initial): fit tunes those (each where the history can inform
+    # it); scale may be asked for, but it trades off exactly against k.
+    _fit_space = {"k": "positive", "spread": "positive", "provisional": "positive", "scale": "positive",
+                  "advantage": "real"}
+    _fit_default = ("k", "spread", "provisional", "advantage")
 
     def _fit_start(self, name: str) -> float:
         return fit_start(self, name)
 
-    def __init__(self, *, k: float, initial: float, scale: float, spread: float, provisional: float) -> None:
+    def _fit_unit(self, name: str) -> float:
+        return float(self.scale) if name == "advantage" else 1.0
+
+    def __init__(self, *, k: float, initial: float, scale: float, spread: float, provisional: float,
+                 advantage: float = 0.0) -> None:
         self._init_params(k=(k, "positive"), initial=(initial, "finite"), scale=(scale, "positive"),
-                          spread=(spread, "non_negative"), provisional=(provisional, "non_negative"))
+                          spread=(spread, "non_negative"), provisional=(provisional, "non_negative"),
+                          advantage=(advantage, "finite"))
         self._prior = Rating(float(initial), 0.0)
 
     @property
@@ -356,18 +389,26 @@ class LikelihoodModel(Model):
         """(performance density, choice order) of the multi-team model behind ``win_probabilities``."""
         return "gumbel", "victory"
 
+    def _margin(self) -> tuple[int, float, float]:
+        """The margin multiplier's (form, power, autocorrelation) for the kernel (none in Plackett-Luce)."""
+        return 0, 0.0, 0.0
+
     def _replay(self, matches: Matches, slot_index: NDArray[np.int64], state: State,
                 history: History | None, loglik: NDArray[np.float64] | None = None) -> None:
         """The family's replay, writing only what the caller asked for: no history when ``history`` is None,
         no log-likelihoods (nor the logarithms only they need) when ``loglik`` is None; ``history.sigma`` is 0."""
         nothing = np.empty(0)  # what the kernel neither computes nor writes
         a, b, c = self._int_params
+        form, power, autocorrelation = self._margin()
         replay_likelihood(
             self._kind, a, b, c, float(self.k), float(self.scale), float(self.initial), float(self.spread),
             float(self.provisional),
             matches.match_start, matches.team_start, matches.team_rank, state_rows(matches, slot_index),
             matches.weight, state.mu, state.games, history.mu if history is not None else nothing,
             loglik if loglik is not None else nothing, loglik is not None, history is not None,
+            team_offsets(matches, float(self.advantage)),
+            matches.match_weight if matches.match_weight is not None else nothing,
+            matches.score if matches.score is not None and form != 0 else nothing, form, power, autocorrelation,
         )
         if history is not None:
             history.sigma[:] = 0.0
@@ -375,7 +416,7 @@ class LikelihoodModel(Model):
     def _pair_predictions(self, packed: Matches, mu: NDArray[np.float64], sigma: NDArray[np.float64],
                           a: NDArray[np.int64], b: NDArray[np.int64]
                           ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        s = team_strengths(packed, mu, float(self.initial)) / float(self.scale)
+        s = team_strengths(packed, mu, float(self.initial), float(self.advantage)) / float(self.scale)
         # each team's sum w^2 (a history without teams has nothing to sum)
         square_weights = np.add.reduceat(packed.weight ** 2, packed.team_start[:-1]) if len(packed.weight) else s
         performance = GAUSSIAN if self._win_spec()[0] == "gaussian" else LOGISTIC
@@ -385,7 +426,7 @@ class LikelihoodModel(Model):
         """The teams' strengths in natural units, ``sum_i w_i (mu_i - initial) / (scale * c)``, of a one-match
         ``packed`` (what the replay computes before the match)."""
         c = match_spread(float(self.spread), float(np.sum(packed.weight ** 2)) / len(packed.team_rank))
-        return team_strengths(packed, mu, float(self.initial)) / (float(self.scale) * c)
+        return team_strengths(packed, mu, float(self.initial), float(self.advantage)) / (float(self.scale) * c)
 
     def _predictive(self, packed: Matches, mu: NDArray[np.float64], sigma: NDArray[np.float64]
                     ) -> tuple[NDArray[np.float64], NDArray[np.float64], str, float]:

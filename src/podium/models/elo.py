@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 
-from ..kernels.elo import PAIRWISE
+from ..kernels.elo import MARGIN_FORMS, PAIRWISE
 from .base import LikelihoodModel
 
 __all__ = ["Elo", "PairwiseElo"]
@@ -40,22 +40,36 @@ class _PairwiseBase(LikelihoodModel):
     """Shared constructor of :class:`Elo` and :class:`PairwiseElo`."""
 
     _kind = PAIRWISE
+    _fit_space = {**LikelihoodModel._fit_space, "margin_power": "positive", "margin_autocorrelation": "positive"}
+    _fit_default = (*LikelihoodModel._fit_default, "margin_power")
+    margin: str
+    margin_power: float
+    margin_autocorrelation: float | None
 
     def __init__(
         self, *, k: float = 32.0, initial: float = 1500.0, scale: float = 400.0 / math.log(10.0),
         performance: str = "logistic", update: str = "gradient", combine: str = "sum", spread: float = 1.0,
-        provisional: float = 0.0,
+        provisional: float = 0.0, advantage: float = 0.0, margin: str = "power", margin_power: float = 0.0,
+        margin_autocorrelation: float | None = None,
     ) -> None:
         self.performance = performance
         self.update = update
         if type(self) is not Elo:  # Elo has two teams, for which "sum" and "mean" agree
             self.combine = combine
-        super().__init__(k=k, initial=initial, scale=scale, spread=spread, provisional=provisional)
+        super().__init__(k=k, initial=initial, scale=scale, spread=spread, provisional=provisional,
+                         advantage=advantage)
         self._int_params = (
             self._choice("performance", performance, ("logistic", "gaussian")),
             self._choice("update", update, ("gradient", "classic")),
             self._choice("combine", combine, ("sum", "mean")),
         )
+        self._init_params(margin=(margin, MARGIN_FORMS), margin_power=(margin_power, "non_negative"),
+                          margin_autocorrelation=(margin_autocorrelation, "non_negative or None"))
+
+    def _margin(self) -> tuple[int, float, float]:
+        own = 400.0 / (2200.0 * math.log(10.0)) if self.margin == "fivethirtyeight" else 0.0
+        autocorrelation = own if self.margin_autocorrelation is None else float(self.margin_autocorrelation)
+        return MARGIN_FORMS.index(self.margin), float(self.margin_power), autocorrelation
 
     def _win_spec(self) -> tuple[str, str]:
         # Logistic pairs are differences of Gumbel performances: Plackett-Luce in the victory order.
@@ -92,6 +106,22 @@ class Elo(_PairwiseBase):
         A player's step is ``k (1 + provisional / (n + 1))`` after ``n`` matches in a :class:`podium.League`
         (:func:`podium.kernels.common.provisional_factor`): newcomers settle faster.  The single-match methods see
         every player as new (a :class:`podium.Rating` carries no game count).
+    advantage : float, default 0
+        Rating points added to a team's strength per unit of the advantage its match records
+        (:attr:`podium.Match.advantage`: 1 for the home side, White).  Fitted by :func:`podium.fit` on a history
+        that records advantages (about 100 in international football, as eloratings.net's).
+    margin : {"power", "eloratings", "fivethirtyeight", "none"}, default "power"
+        How the score difference ``m`` of a pair scales its step (:attr:`podium.Match.scores`; nothing without
+        scores): ``max(m, 1) ** margin_power`` (fitted), eloratings.net's goal-difference table, or
+        FiveThirtyEight's ``ln(m + 1) / ln 2``, each over ``1 + margin_autocorrelation * lead``
+        (:func:`podium.kernels.elo.margin_factor`).  The prediction is the model's as before: margins teach the
+        ratings, they are not predicted.
+    margin_power : float, default 0
+        The exponent of the "power" form; 0 (the default) is the plain step, and :func:`podium.fit` fits it on a
+        history with scores.
+    margin_autocorrelation : float or None, default None
+        The divisor's slope per natural unit of the winner's lead; None: the form's own (FiveThirtyEight's
+        0.0790, that is ``2.2 / (0.001 dElo + 2.2)``, else 0).
 
     Examples
     --------
@@ -104,9 +134,12 @@ class Elo(_PairwiseBase):
     def __init__(
         self, *, k: float = 32.0, initial: float = 1500.0, scale: float = 400.0 / math.log(10.0),
         performance: str = "logistic", update: str = "gradient", spread: float = 1.0, provisional: float = 0.0,
+        advantage: float = 0.0, margin: str = "power", margin_power: float = 0.0,
+        margin_autocorrelation: float | None = None,
     ) -> None:
         super().__init__(k=k, initial=initial, scale=scale, performance=performance, update=update, spread=spread,
-                         provisional=provisional)
+                         provisional=provisional, advantage=advantage, margin=margin, margin_power=margin_power,
+                         margin_autocorrelation=margin_autocorrelation)
 
     _max_teams = 2
 
@@ -126,8 +159,9 @@ class PairwiseElo(_PairwiseBase):
 
     Parameters
     ----------
-    k, initial, scale, performance, update, spread, provisional
-        As for :class:`Elo` (``N`` is the mean over all the match's teams).
+    k, initial, scale, performance, update, spread, provisional, advantage, margin, margin_power, margin_autocorrelation
+        As for :class:`Elo` (``N`` is the mean over all the match's teams; each pair's margin is the difference of
+        its two scores: race times, points).
     combine : {"mean", "sum"}, default "mean"
         For two teams the two agree.  In a field of ``n`` the pairs are ``n - 1`` views of one performance, not
         ``n - 1`` games, so the sum over-reacts as fields grow: held out (last 30 %) on every shared multiplayer
@@ -139,7 +173,9 @@ class PairwiseElo(_PairwiseBase):
     def __init__(
         self, *, k: float = 32.0, initial: float = 1500.0, scale: float = 400.0 / math.log(10.0),
         performance: str = "logistic", update: str = "gradient", combine: str = "mean", spread: float = 1.0,
-        provisional: float = 0.0,
+        provisional: float = 0.0, advantage: float = 0.0, margin: str = "power", margin_power: float = 0.0,
+        margin_autocorrelation: float | None = None,
     ) -> None:
         super().__init__(k=k, initial=initial, scale=scale, performance=performance, update=update, combine=combine,
-                         spread=spread, provisional=provisional)
+                         spread=spread, provisional=provisional, advantage=advantage, margin=margin,
+                         margin_power=margin_power, margin_autocorrelation=margin_autocorrelation)

@@ -14,7 +14,7 @@ from numpy.typing import NDArray
 
 from ..data.matches import Matches
 from ..data.rating import Rating
-from ..kernels.common import History, State, state_rows
+from ..kernels.common import History, State, state_rows, team_offsets
 from ..kernels.elo_mmr import TANH_MULTIPLIER, extra_prior, match_log_likelihoods, pair_predictions, replay_elo_mmr
 from ..ordering import log_win_probabilities
 from .base import Model
@@ -91,6 +91,11 @@ class EloMMR(Model):
         codeforces_early (players of up to 89 rounds) keeping 40 moves final ratings by at most 2e-4 and keeping 20 by
         0.15 (measured; about 1e-12 at 100, extrapolated).  Each kept performance costs three numbers of
         :attr:`podium.PlayerState.extra`.
+    advantage : float, default 0
+        Rating points added to a team's term per unit of its recorded advantage (:attr:`podium.Match.advantage`),
+        taken off the performance its members observe; fitted by :func:`podium.fit` where a history records
+        advantages.  A match's ``weight`` divides the variance of the performances it observes; EloMMR reads no
+        margins (its rounds are ranks).
 
     Notes
     -----
@@ -133,21 +138,25 @@ class EloMMR(Model):
     subsample_size: int | None
     subsample_bucket: float | None
     history: int | None
+    advantage: float
 
-    _fit_space = {"weight_limit": "positive", "sig_limit": "positive", "sigma": "positive"}
-    _fit_default = ("weight_limit", "sig_limit")
+    _fit_space = {"weight_limit": "positive", "sig_limit": "positive", "sigma": "positive", "advantage": "real"}
+    _fit_default = ("weight_limit", "sig_limit", "advantage")
+
+    def _fit_unit(self, name: str) -> float:
+        return float(self.sig_limit) if name == "advantage" else 1.0
 
     def __init__(self, *, mu: float = 1500.0, sigma: float = 350.0, weight_limit: float = 0.2, sig_limit: float = 80.0,
                  drift_per_day: float = 0.0, split_ties: bool = False, noob_delay: Sequence[float] = (),
                  transfer_speed: float = 1.0, variant: str = "mmr", subsample_size: int | None = None,
-                 subsample_bucket: float | None = None, history: int | None = None) -> None:
+                 subsample_bucket: float | None = None, history: int | None = None, advantage: float = 0.0) -> None:
         # The rest are checked below: their own messages, and defaults that hang on variant.
         self._init_params(mu=(mu, "finite"), sigma=(sigma, "positive"), weight_limit=(weight_limit, "positive"),
                           sig_limit=(sig_limit, "positive"), drift_per_day=(drift_per_day, "non_negative"),
                           split_ties=(split_ties, None), noob_delay=(noob_delay, None),
                           transfer_speed=(transfer_speed, None), variant=(variant, None),
                           subsample_size=(subsample_size, None), subsample_bucket=(subsample_bucket, None),
-                          history=(history, None))
+                          history=(history, None), advantage=(advantage, "finite"))
         if not isinstance(split_ties, bool):
             raise ValueError(f"The 'split_ties' parameter of EloMMR must be a bool. Got {split_ties!r:.80} instead.")
         self._noob_delay = self._delays(noob_delay)
@@ -201,7 +210,8 @@ class EloMMR(Model):
             history.mu if history is not None else nothing, history.sigma if history is not None else nothing,
             pre_mu, pre_sigma, float(self.mu), float(self.weight_limit), float(self.sig_limit),
             float(self.drift_per_day), self._noob_delay, float(self.transfer_speed), self.split_ties, self._size,
-            self._width, self._history, lo, hi, self._tol,
+            self._width, self._history, lo, hi, self._tol, team_offsets(matches, float(self.advantage)),
+            matches.match_weight if matches.match_weight is not None else nothing,
         )
         if loglik is not None:
             self._log_likelihoods(matches, pre_mu, pre_sigma, loglik)
@@ -244,6 +254,9 @@ class EloMMR(Model):
             return np.zeros(0), np.zeros(0)
         w, initial, starts = packed.weight, float(self.mu), packed.team_start[:-1]
         loc = initial + np.add.reduceat(w * (mu - initial), starts)
+        offset = team_offsets(packed, float(self.advantage))
+        if len(offset):
+            loc = loc + offset
         return loc, np.sqrt(np.add.reduceat(w * w * (sigma * sigma + self._noise()), starts))
 
     def _predictive(self, packed: Matches, mu: NDArray[np.float64], sigma: NDArray[np.float64]

@@ -29,7 +29,7 @@ from numpy.typing import NDArray
 
 from ..data.matches import Matches
 from ..data.rating import Rating
-from ..kernels.common import History, State, state_rows
+from ..kernels.common import History, State, signed_scores, state_rows, team_offsets
 from ..kernels.thurstone import replay_thurstone, team_performances
 from ..ordering import DENSITIES, density_code
 from .base import Model, fit_start
@@ -63,6 +63,18 @@ class Thurstone(Model):
     provisional : float, default 0
         Newcomers' larger steps, ``k (1 + provisional / (n + 1))`` after ``n`` matches in a
         :class:`podium.League` (see :class:`podium.Elo`).
+    advantage : float, default 0
+        Rating points added to a team's strength per unit of its recorded advantage (see :class:`podium.Elo`).
+    margin_scale : float or None, default None
+        Natural units of performance per point of score: with it, a two-team match's score difference ``y`` is an
+        observation ``margin_scale * y ~ N(loc_0 - loc_1, margin_noise^2)``, whose log-likelihood's gradient replaces
+        the order's in the step (``docs/design.md``, "What a result says").  None: the order alone.  Fitted with
+        ``margin_noise`` by :func:`podium.fit` on a history with scores.
+    margin_noise : float, default 2
+        That observation's standard deviation, in natural units.  Reading margins, predictions add
+        ``margin_noise^2 / 2`` to each team's performance variance (an outcome is the sign of the observed margin).
+
+    A match's ``weight`` (its importance) multiplies its step.
 
     Notes
     -----
@@ -81,8 +93,32 @@ class Thurstone(Model):
     floor: float | None
     precision: float
 
-    _fit_space = {"k": "positive", "spread": "positive", "provisional": "positive", "scale": "positive"}
-    _fit_default = ("k", "spread", "provisional")
+    advantage: float
+    margin_scale: float | None
+    margin_noise: float
+
+    _fit_space = {"k": "positive", "spread": "positive", "provisional": "positive", "scale": "positive",
+                  "advantage": "real", "margin_scale": "positive", "margin_noise": "positive"}
+    _fit_default = ("k", "spread", "provisional", "advantage", "margin_scale", "margin_noise")
+
+    def _fit_informed(self, name: str, matches: Matches) -> bool:
+        if name in ("margin_scale", "margin_noise"):
+            return matches.score is not None
+        return super()._fit_informed(name, matches)
+
+    def _fit_unit(self, name: str) -> float:
+        return float(self.scale) if name == "advantage" else 1.0
+
+    def _fit_prepare(self, matches: Matches, names: Sequence[str]) -> Any:
+        """Margins start from one score point worth one unit of performance over the history's mean absolute score
+        difference of two-team matches."""
+        if "margin_scale" not in names or self.margin_scale is not None or matches.score is None:
+            return self
+        y = signed_scores(matches)
+        two = np.flatnonzero(np.diff(matches.match_start) == 2)
+        diff = np.abs(y[matches.match_start[two]] - y[matches.match_start[two] + 1])
+        typical = float(np.nanmean(diff)) if np.any(np.isfinite(diff)) else 1.0
+        return type(self)(**{**self.get_params(), "margin_scale": 1.0 / max(typical, 1e-12)})
 
     def _fit_start(self, name: str) -> float:
         if name == "k" and not isinstance(self.k, (int, float)):
@@ -93,12 +129,14 @@ class Thurstone(Model):
         self, *, k: float | Sequence[tuple[float, float]] = 32.0, initial: float = 1500.0,
         scale: float = 400.0 / math.log(10.0), density: str = "gaussian", shape: float = 0.0,
         floor: float | None = None, precision: float = 1.0, spread: float = 1.0, provisional: float = 0.0,
+        advantage: float = 0.0, margin_scale: float | None = None, margin_noise: float = 2.0,
     ) -> None:
         self._kx, self._ky = self._knots(k)  # k first: a constant or knots, checked by _knots
         self._init_params(k=(k, None), initial=(initial, "finite"), scale=(scale, "positive"),
                           spread=(spread, "non_negative"), provisional=(provisional, "non_negative"),
                           density=(density, DENSITIES), shape=(shape, "finite"), floor=(floor, "finite or None"),
-                          precision=(precision, "positive"))
+                          precision=(precision, "positive"), advantage=(advantage, "finite"),
+                          margin_scale=(margin_scale, "positive or None"), margin_noise=(margin_noise, "positive"))
         self._density_kind = density_code(density, shape)
         self._prior = Rating(float(initial), 0.0)
 
@@ -140,7 +178,10 @@ class Thurstone(Model):
             self._density_kind, float(self.shape), self._kx, self._ky, float(self.scale), float(self.initial),
             float(self.spread), float(self.provisional), floor, float(self.precision),
             matches.match_start, matches.team_start, matches.team_rank, rows, matches.weight,
-            state.mu, state.games, hist, ll,
+            state.mu, state.games, hist, ll, team_offsets(matches, float(self.advantage)),
+            matches.match_weight if matches.match_weight is not None else np.empty(0),
+            signed_scores(matches) if self.margin_scale is not None else np.empty(0),
+            0.0 if self.margin_scale is None else float(self.margin_scale), float(self.margin_noise) ** 2,
         )
         if history is not None:
             history.sigma[:] = 0.0
@@ -151,7 +192,10 @@ class Thurstone(Model):
         loc, sc = np.empty(n), np.empty(n)
         team_performances(packed.team_start, 0, n, packed.player, packed.weight, mu, 1.0 / self.scale,
                            float(self.initial), float(self.spread), loc, sc)
-        return loc, sc
+        offset = team_offsets(packed, float(self.advantage))
+        if self.margin_scale is not None:  # as the replay's: an outcome is the sign of the observed margin
+            sc = np.sqrt(sc * sc + 0.5 * float(self.margin_noise) ** 2)
+        return (loc + offset / float(self.scale) if len(offset) else loc), sc
 
     def _predictive(self, packed: Matches, mu: NDArray[np.float64], sigma: NDArray[np.float64]
                     ) -> tuple[NDArray[np.float64], NDArray[np.float64], str, float]:
