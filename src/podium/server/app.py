@@ -217,6 +217,16 @@ _MATCH_SCHEMA = _schema({
     "weights": {"type": "array", "items": {"type": "array", "items": {"type": "number"}}},
     "time": {"type": ["string", "number", "null"]},
     "meta": {"type": "object"},
+    "scores": {"type": "array", "items": {"type": ["number", "null"]},
+               "description": "What each team scored (goals, points, a race time), in team order; null = none. "
+                              "Without 'ranks' the ranks follow from them; with 'ranks' they must agree."},
+    "higher_is_better": {"type": "boolean", "default": True,
+                         "description": "Whether a higher score is better (false for race times); only with 'scores'."},
+    "advantage": {"type": "array", "items": {"type": ["number", "boolean"]},
+                  "description": "Each team's structural edge: 1 (or true) for the home side or first move, 0 for none."},
+    "weight": {"type": "number", "exclusiveMinimum": 0, "default": 1,
+               "description": "The match's importance (positive; 1 = an ordinary match). Not the partial play of "
+                              "'weights'."},
 }, ["teams"])
 
 

@@ -8,8 +8,10 @@ league's approved log.  Line 1 is a header::
                        "matches": {"recorded": n, "pending": n, "rejected": n, "voided": n}}}
 
 then one line per stored match: the recorded ones first, in log order (seq), then the pending, rejected
-and voided ones in the order they were reported.  Each line is the stored record with the server's
-bookkeeping under ``meta["podium"]``::
+and voided ones in the order they were reported.  Each line is the stored record (with what it says beyond
+the order of finish, where it says it: ``scores``, ``higher_is_better``, ``advantage``, ``weight``, written as
+stored and read back through the report path's checks, so an import stores the same bytes and replays the
+same ratings) with the server's bookkeeping under ``meta["podium"]``::
 
     {"status": "recorded" | "pending" | "rejected" | "voided", "seq": n (recorded and voided matches),
      "reported": <seconds since 1970>, "decided": <seconds> | null,
@@ -48,6 +50,7 @@ from ..data.match import MatchError, parse_time
 from ..models import MODELS
 from . import replay, store
 from .db import leagues, lock_league, matches, nan_to_null, read_transaction, tokens, write_transaction
+from .records import RECORD_KEYS as _RECORD_KEYS
 from .settings import MAX_PLAYERS
 from .store import LEAGUE_NAME, REPLAY_CHUNK, StoreError
 
@@ -55,7 +58,6 @@ __all__ = ["FORMAT", "BackupError", "export_league", "import_league"]
 
 FORMAT = 1
 STATUSES = ("recorded", "pending", "rejected", "voided")
-_RECORD_KEYS = {"id", "time", "teams", "ranks", "weights", "meta"}
 _PODIUM_KEYS = {"status", "seq", "reported", "decided", "reporter", "decider", "user"}
 _IDS_PER_QUERY = 1000
 

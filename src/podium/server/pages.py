@@ -160,18 +160,58 @@ def rating_chart(history: list[dict[str, Any]], k: float, width: int = 720, heig
             "last": {"x": round(x(n - 1), 1), "y": round(y(mu[-1]), 1)}}
 
 
+def _shown(value: Any) -> str:
+    """A score, an advantage or a weight of a stored record as it was given: whole numbers without a point
+    (goals: "2"), others as the shortest text that reads back as the same number (a race time: "61.5")."""
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, int):
+        return str(value)
+    number = float(value)
+    return str(int(number)) if number.is_integer() and abs(number) < 2 ** 53 else repr(number)
+
+
+def _per_team(record: dict[str, Any], key: str, n: int) -> list[Any]:
+    values = record.get(key)
+    return list(values) if isinstance(values, list) and len(values) == n else [None] * n
+
+
 def _describe(record: dict[str, Any]) -> list[dict[str, Any]]:
-    """The teams of a record in finishing order, for display."""
+    """The teams of a record in finishing order, for display: each team's players, place, and, where the record
+    has them, its score (``score``: the text shown, None without) and advantage (``advantage``: the text of a
+    non-zero one, else None)."""
     teams = record["teams"]
     ranks = record.get("ranks") or list(range(len(teams)))
-    rows = [{"players": team, "rank": rank} for team, rank in zip(teams, ranks)]
+    scores, edges = _per_team(record, "scores", len(teams)), _per_team(record, "advantage", len(teams))
+    rows = [{"players": team, "rank": rank, "team": i,
+             "score": None if score is None else _shown(score),
+             "advantage": None if not edge else _shown(edge)}
+            for i, (team, rank, score, edge) in enumerate(zip(teams, ranks, scores, edges))]
     rows.sort(key=lambda r: (r["rank"] is None, r["rank"] if r["rank"] is not None else 0))
     for row in rows:
         row["place"] = "DNF" if row["rank"] is None else str(row["rank"] + 1)
     return rows
 
 
+def _result(record: dict[str, Any]) -> dict[str, Any]:
+    """What a record says beyond the order of finish, for display (every value None for a record without it):
+    ``score``, the scores in team order ("2 – 1"; "DNF" for a team without one that did not finish, "—" for
+    another without one), with ``lower`` when a lower score is better (race times); ``advantage``, whether a
+    team has one (each team's is in :func:`_describe`); ``weight``, the match's importance when it is not 1."""
+    teams = record["teams"]
+    scores = record.get("scores")
+    ranks = record.get("ranks") or list(range(len(teams)))
+    score = None
+    if isinstance(scores, list) and len(scores) == len(teams):
+        score = " – ".join(_shown(s) if s is not None else "DNF" if r is None else "—" for s, r in zip(scores, ranks))
+    weight = record.get("weight")
+    return {"score": score, "lower": score is not None and record.get("higher_is_better") is False,
+            "advantage": any(_per_team(record, "advantage", len(teams))),
+            "weight": None if weight is None or weight == 1 else _shown(weight)}
+
+
 _env.globals["describe"] = _describe
+_env.globals["result"] = _result
 
 
 def _to_login(request: Request) -> Response:

@@ -25,13 +25,18 @@ from ..models import MODELS, Model
 from .bulk import read_states
 from .db import history, leagues, matches
 
-__all__ = ["StoreError", "LeagueInfo", "get_league", "check_player", "check_players", "parse_record"]
+__all__ = ["StoreError", "LeagueInfo", "get_league", "check_player", "check_players", "parse_record",
+           "record_match", "RECORD_KEYS", "RESULT_KEYS"]
 
 MATCH_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,63}")
 # Player ids are shown in pages and used in URLs: no markup, no path separators, no control characters.
 _BAD_NAME = re.compile(r"[\x00-\x1f\x7f<>&\"`;/\\]")
 MAX_NAME = 64
 MAX_META_DEPTH = 16
+# A match record's keys: podium's JSONL record (podium.data.io), what a result says beyond the order of finish
+# included (docs/design.md, "What a result says").
+RESULT_KEYS = ("scores", "higher_is_better", "advantage", "weight")
+RECORD_KEYS = frozenset({"id", "time", "teams", "ranks", "weights", "meta", *RESULT_KEYS})
 
 
 class StoreError(Exception):
@@ -96,15 +101,16 @@ def check_player(name: Any, where: str) -> str:
 def parse_record(record: Any, max_players: int) -> tuple[Match, dict[str, Any]]:
     """Validate a reported match record; return the Match and its canonical record (what is stored).
 
-    The library's :class:`Match` checks the structure (and names the field); this adds what a public
-    server needs: bounded sizes, safe player ids, a well-formed client id.
+    The library's :class:`Match` checks the structure (and names the field), what the result says beyond the
+    order of finish included (``scores``, ``higher_is_better``, ``advantage``, ``weight``: stored only where
+    they say something, so a record without them is stored as before); this adds what a public server needs:
+    bounded sizes, safe player ids, a well-formed client id.
     """
     if not isinstance(record, dict):
         raise StoreError(422, "body", f"A match must be a JSON object. Got {record!r:.80}.")
-    allowed = {"id", "time", "teams", "ranks", "weights", "meta"}
-    unknown = sorted(set(record) - allowed)
+    unknown = sorted(set(record) - RECORD_KEYS)
     if unknown:
-        raise StoreError(422, unknown[0], f"Unknown field(s) {unknown}; a match has {sorted(allowed)}.")
+        raise StoreError(422, unknown[0], f"Unknown field(s) {unknown}; a match has {sorted(RECORD_KEYS)}.")
     if "teams" not in record:
         raise StoreError(422, "teams", "The field 'teams' is missing.")
     teams = record["teams"]
@@ -127,7 +133,7 @@ def parse_record(record: Any, max_players: int) -> tuple[Match, dict[str, Any]]:
     if meta is not None and _depth(meta) > MAX_META_DEPTH:
         raise StoreError(422, "meta", f"'meta' may nest at most {MAX_META_DEPTH} levels deep.")
     try:
-        match = Match(teams, record.get("ranks"), record.get("weights"), record.get("time"), match_id)
+        match = record_match(record, match_id)
     except MatchError as error:
         text = str(error)
         found = re.match(r"'([\w\[\]]+)'", text)
@@ -212,9 +218,18 @@ def _match_row(conn: Connection, league: LeagueInfo, match_id: str) -> Any:
     return row
 
 
+def record_match(data: Mapping[str, Any], match_id: Any = None) -> Match:
+    """The :class:`podium.Match` of a record (a client's or a stored one), with what it says beyond the order of
+    finish (``scores``, ``higher_is_better``, ``advantage``, ``weight``): checked as :func:`podium.read_matches`
+    checks them, defaults where a key is absent.  ``match_id`` defaults to the record's ``id``."""
+    return Match(data["teams"], data.get("ranks"), data.get("weights"), data.get("time"),
+                 data.get("id") if match_id is None else match_id, scores=data.get("scores"),
+                 higher_is_better=data.get("higher_is_better", True), advantage=data.get("advantage"),
+                 weight=data.get("weight", 1.0))
+
+
 def _to_match(record: str) -> Match:
-    data = json.loads(record)
-    return Match(data["teams"], data.get("ranks"), data.get("weights"), data.get("time"), data.get("id"))
+    return record_match(json.loads(record))
 
 
 def _iso(t: float | None) -> str | None:

@@ -35,7 +35,8 @@ _NAMES_PER_STATEMENT = 10_000
 def log_chunks(conn: Connection, league: LeagueInfo, chunk: int = REPLAY_CHUNK, *, since: int = -1
                ) -> Iterator[tuple[list[int], Matches]]:
     """The approved log in order (from the first match after seq ``since``), ``chunk`` matches at a time: each
-    chunk's seqs and its matches (columnar, with the stored match ids).
+    chunk's seqs and its matches (columnar, with the stored match ids, and what a record says beyond the order
+    of finish: its scores, which way they count, its advantages and its weight, as the report path rates them).
 
     The rows come through a server-side cursor (PostgreSQL; SQLite's cursor steps through the table as rows
     are fetched), so one chunk of them is in memory at a time, however long the log.  The connection may
@@ -52,7 +53,8 @@ def log_chunks(conn: Connection, league: LeagueInfo, chunk: int = REPLAY_CHUNK, 
             for row in rows:
                 data = json.loads(row.record)
                 packer.add(data["teams"], data.get("ranks"), data.get("weights"), data.get("time"), row.match_id,
-                           None)
+                           None, data.get("scores"), data.get("higher_is_better", True), data.get("advantage"),
+                           data.get("weight", 1.0))
             yield [int(row.seq) for row in rows], packer.build()
     finally:
         result.close()
