@@ -54,6 +54,18 @@ def fit_start(model: Any, name: str) -> float:
     return value
 
 
+def typical_margin(matches: Matches) -> float:
+    """The mean absolute score difference of the history's two-team matches with both scores (1 without any):
+    where :func:`podium.fit` starts a margin's scale, one typical margin worth about one unit of performance."""
+    if matches.score is None:
+        return 1.0
+    y = matches.score
+    two = np.flatnonzero(np.diff(matches.match_start) == 2)
+    diff = np.abs(y[matches.match_start[two]] - y[matches.match_start[two] + 1])
+    diff = diff[np.isfinite(diff)]
+    return max(float(np.mean(diff)), 1e-12) if len(diff) else 1.0
+
+
 def has_team_games(matches: Matches) -> bool:
     """Whether some team has more than one player or a partial-play weight other than 1 (so that
     ``sum w^2 != 1`` somewhere: the matches where a team spread matters)."""
@@ -98,6 +110,8 @@ class Hyperparameters:
             return matches.score is not None and getattr(self, "margin", None) == "power"
         if name == "margin_autocorrelation":
             return matches.score is not None and getattr(self, "margin", "none") != "none"
+        if name in ("margin_scale", "margin_noise"):
+            return matches.score is not None
         return True
 
     def _fit_unit(self, name: str) -> float:

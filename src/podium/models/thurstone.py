@@ -32,7 +32,7 @@ from ..data.rating import Rating
 from ..kernels.common import History, State, signed_scores, state_rows, team_offsets
 from ..kernels.thurstone import replay_thurstone, team_performances
 from ..ordering import DENSITIES, density_code
-from .base import Model, fit_start
+from .base import Model, fit_start, typical_margin
 
 __all__ = ["Thurstone"]
 
@@ -101,11 +101,6 @@ class Thurstone(Model):
                   "advantage": "real", "margin_scale": "positive", "margin_noise": "positive"}
     _fit_default = ("k", "spread", "provisional", "advantage", "margin_scale", "margin_noise")
 
-    def _fit_informed(self, name: str, matches: Matches) -> bool:
-        if name in ("margin_scale", "margin_noise"):
-            return matches.score is not None
-        return super()._fit_informed(name, matches)
-
     def _fit_unit(self, name: str) -> float:
         return float(self.scale) if name == "advantage" else 1.0
 
@@ -114,11 +109,7 @@ class Thurstone(Model):
         difference of two-team matches."""
         if "margin_scale" not in names or self.margin_scale is not None or matches.score is None:
             return self
-        y = signed_scores(matches)
-        two = np.flatnonzero(np.diff(matches.match_start) == 2)
-        diff = np.abs(y[matches.match_start[two]] - y[matches.match_start[two] + 1])
-        typical = float(np.nanmean(diff)) if np.any(np.isfinite(diff)) else 1.0
-        return type(self)(**{**self.get_params(), "margin_scale": 1.0 / max(typical, 1e-12)})
+        return type(self)(**{**self.get_params(), "margin_scale": 1.0 / typical_margin(matches)})
 
     def _fit_start(self, name: str) -> float:
         if name == "k" and not isinstance(self.k, (int, float)):

@@ -72,7 +72,7 @@ from ..kernels.common import History, State, signed_scores, state_rows, team_off
 from ..kernels.ep import CHAIN, EXACT, ORDERED, team_log_outcome
 from ..kernels.trueskill import SIGMA_MAX, history_log_likelihoods, log_qualities, replay_trueskill, team_priors
 from ..ordering import log_win_probabilities
-from .base import Model
+from .base import Model, typical_margin
 
 __all__ = ["TrueSkill", "ConvergenceWarning"]
 
@@ -189,11 +189,6 @@ class TrueSkill(Model):
     margin_scale: float | None
     margin_noise: float | None
 
-    def _fit_informed(self, name: str, matches: Matches) -> bool:
-        if name in ("margin_scale", "margin_noise"):
-            return matches.score is not None
-        return super()._fit_informed(name, matches)
-
     def _fit_unit(self, name: str) -> float:
         return float(self.beta) if name == "advantage" else 1.0
 
@@ -204,11 +199,7 @@ class TrueSkill(Model):
             return self
         params = self.get_params()
         if params["margin_scale"] is None:
-            y = signed_scores(matches)
-            two = np.flatnonzero(np.diff(matches.match_start) == 2)
-            diff = np.abs(y[matches.match_start[two]] - y[matches.match_start[two] + 1])
-            typical = float(np.nanmean(diff)) if np.any(np.isfinite(diff)) else 1.0
-            params["margin_scale"] = 2.0 * float(self.beta) / max(typical, 1e-12)
+            params["margin_scale"] = 2.0 * float(self.beta) / typical_margin(matches)
         if params["margin_noise"] is None:
             params["margin_noise"] = 2.0 * float(self.beta)
         return type(self)(**params)
