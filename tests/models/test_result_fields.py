@@ -207,3 +207,63 @@ def test_glicko2_weight_counts_the_games_again() -> None:
 def test_a_heavier_match_moves_further(model: podium.Model) -> None:
     moves = [model.rate(Match([["a"], ["b"]], weight=w), {})["a"].mu - model.prior.mu for w in (0.5, 1.0, 2.0)]
     assert 0.0 < moves[0] < moves[1] < moves[2]
+
+
+# -- scores of more than two teams (points, race times) -----------------------------------------------------------
+def _dense_posterior(tm: np.ndarray, tv: np.ndarray, z: np.ndarray, noise2: float) -> tuple[np.ndarray, np.ndarray]:
+    """The posterior of the performances by dense Gaussian conditioning: z = t + c 1 + e, e ~ N(0, noise2/2 I), the
+    common shift c with a prior so wide (sd 1e4) that it is flat at this precision."""
+    n = len(tm)
+    cov_t = np.diag(tv)
+    cov_z = cov_t + 1e8 * np.ones((n, n)) + 0.5 * noise2 * np.eye(n)
+    gain = cov_t @ np.linalg.inv(cov_z)
+    return tm + gain @ (z - tm), np.diag(cov_t - gain @ cov_t)
+
+
+def test_score_messages_are_the_exact_posterior() -> None:
+    from podium.kernels.trueskill import score_messages
+
+    rng = np.random.default_rng(5)
+    for n in (2, 3, 4, 9):
+        tm, tv, z = rng.normal(0, 3, n), rng.uniform(1, 30, n), rng.normal(0, 5, n)
+        pi, tau = np.empty(n), np.empty(n)
+        score_messages(tm, tv, z, n, 2.3, pi, tau)
+        mean, var = _dense_posterior(tm, tv, z, 2.3)
+        assert np.allclose((tau + tm / tv) / (pi + 1 / tv), mean, rtol=1e-6, atol=1e-6)
+        assert np.allclose(1 / (pi + 1 / tv), var, rtol=1e-5)
+        shifted_pi, shifted_tau = np.empty(n), np.empty(n)
+        score_messages(tm, tv, z + 1000.0, n, 2.3, shifted_pi, shifted_tau)  # only differences of scores count
+        assert np.allclose(shifted_pi, pi, rtol=1e-12) and np.allclose(shifted_tau, tau, rtol=1e-9, atol=1e-9)
+        if n == 2:  # the two-team closed form
+            pa, ta, pb, tb = margin_messages(tm[0], tv[0], tm[1], tv[1], z[0] - z[1], 2.3)
+            assert np.allclose([pa, ta, pb, tb], [pi[0], tau[0], pi[1], tau[1]], rtol=1e-12)
+
+
+def test_thurstone_score_gradient_is_the_marginal_likelihoods() -> None:
+    from podium.kernels.thurstone import score_gradient
+
+    rng = np.random.default_rng(6)
+    loc, y = rng.normal(0, 1, 5), rng.normal(0, 10, 5)
+    u, noise2 = 0.3, 1.7
+
+    def log_lik(x: np.ndarray) -> float:  # c integrated out under a wide prior
+        cov = 1e8 * np.ones((5, 5)) + 0.5 * noise2 * np.eye(5)
+        return float(stats.multivariate_normal(x, cov).logpdf(u * y))
+
+    grad = np.empty(5)
+    score_gradient(loc, y, 5, u, noise2, grad)
+    h = 1e-5
+    numeric = [(log_lik(loc + h * e) - log_lik(loc - h * e)) / (2 * h) for e in np.eye(5)]
+    assert np.allclose(grad, numeric, rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.parametrize("model", [TrueSkill(margin_scale=1e-3, margin_noise=2.0),
+                                   podium.Thurstone(margin_scale=1e-4, margin_noise=0.5)],
+                         ids=lambda m: type(m).__name__)
+def test_points_move_a_four_player_table(model: podium.Model) -> None:
+    # mahjong-like points: the big winner gains more than the narrow winner of the same order
+    ratings = {p: model.prior for p in "abcd"}
+    close = model.rate(Match.from_scores([["a"], ["b"], ["c"], ["d"]], [26000, 25500, 24500, 24000]), ratings)
+    far = model.rate(Match.from_scores([["a"], ["b"], ["c"], ["d"]], [60000, 25000, 10000, 5000]), ratings)
+    assert far["a"].mu - model.prior.mu > close["a"].mu - model.prior.mu > 0.0
+    assert far["d"].mu < close["d"].mu < model.prior.mu

@@ -49,6 +49,31 @@ def team_performances(team_start: NDArray[np.int64], t0: int, n: int, row: NDArr
 
 
 @jit
+def _all_scored(score: NDArray[np.float64], t0: int, n: int) -> bool:
+    for t in range(t0, t0 + n):
+        if score[t] != score[t]:
+            return False
+    return True
+
+
+@jit
+def score_gradient(loc: NDArray[np.float64], y: NDArray[np.float64], n: int, margin_scale: float, noise2: float,
+                   grad: NDArray[np.float64]) -> None:
+    """``grad[t]``: the derivative with respect to ``loc[t]`` of the scores' log-likelihood when each team's score in
+    natural units is its strength plus a shift common to the match plus its own noise,
+    ``margin_scale * y_t = loc_t + c + e_t``, ``e_t ~ N(0, noise2 / 2)``, ``c`` flat (integrated out): with
+    ``r_t = margin_scale * y_t - loc_t``, ``grad[t] = (r_t - mean r) / (noise2 / 2)``.  For two teams this is
+    ``(margin_scale * (y_0 - y_1) - (loc_0 - loc_1)) / noise2``, the gradient of ``log N(margin_scale dy; dloc,
+    noise2)``: a difference of two scores has noise ``noise2``, as in :class:`podium.TrueSkill`."""
+    mean = 0.0
+    for t in range(n):
+        mean += margin_scale * y[t] - loc[t]
+    mean /= n
+    for t in range(n):
+        grad[t] = (margin_scale * y[t] - loc[t] - mean) / (0.5 * noise2)
+
+
+@jit
 def replay_thurstone(
     kind: int, shape: float, kx: NDArray[np.float64], ky: NDArray[np.float64], scale: float, initial: float,
     spread: float, provisional: float, floor: float, precision: float, match_start: NDArray[np.int64],
@@ -62,11 +87,10 @@ def replay_thurstone(
     """Replay a history under :class:`Thurstone`, in place (same arrays as the Elo family's replay).
 
     What a result says beyond the order (each empty or 0: not used, the plain arithmetic to the bit): ``offset[t]``
-    rating points are added to team ``t``'s strength; the step is multiplied by ``match_weight[m]``; a two-team
-    match whose teams both have a ``score`` (signed so that higher is better) steps along the gradient of the margin's
-    Gaussian log-likelihood ``log N(margin_scale * (y_0 - y_1); loc_0 - loc_1, margin_noise2)`` instead of the
-    order's (a function of the scores), ``(margin_scale * dy - (loc_0 - loc_1)) / margin_noise2`` for team 0 and its
-    negative for team 1 (``loglik`` stays the order's: what a prediction is scored on).
+    rating points are added to team ``t``'s strength; the step is multiplied by ``match_weight[m]``; a match whose
+    teams all have a ``score`` (signed so that higher is better) steps along the gradient of the scores' Gaussian
+    log-likelihood (:func:`score_gradient`) instead of the order's (a function of the scores; ``loglik`` stays the
+    order's: what a prediction is scored on).
     """
     has_offset = len(offset) > 0
     has_weight = len(match_weight) > 0
@@ -104,11 +128,9 @@ def replay_thurstone(
             gl[1] = -gl[0]
         else:
             loglik[m] = log_outcome(loc[:n], sc[:n], kind, shape, rank, size[:n], 0.0, True, gl, gs, precision)
-        if has_score and n == 2 and score[t0] == score[t0] and score[t0 + 1] == score[t0 + 1]:
-            # the margin's Gaussian likelihood replaces the order's (a function of the scores) in the step
-            g = (margin_scale * (score[t0] - score[t0 + 1]) - (loc[0] - loc[1])) / margin_noise2
-            gl[0] = g
-            gl[1] = -g
+        if has_score and _all_scored(score, t0, n):
+            # the scores' Gaussian likelihood replaces the order's (a function of the scores) in the step
+            score_gradient(loc, score[t0:t0 + n], n, margin_scale, margin_noise2, gl)
         v = match_weight[m] if has_weight else 1.0
         for t in range(n):
             for p in range(team_start[t0 + t], team_start[t0 + t + 1]):

@@ -66,9 +66,10 @@ class Thurstone(Model):
     advantage : float, default 0
         Rating points added to a team's strength per unit of its recorded advantage (see :class:`podium.Elo`).
     margin_scale : float or None, default None
-        Natural units of performance per point of score: with it, a two-team match's score difference ``y`` is an
-        observation ``margin_scale * y ~ N(loc_0 - loc_1, margin_noise^2)``, whose log-likelihood's gradient replaces
-        the order's in the step (``docs/design.md``, "What a result says").  None: the order alone.  Fitted with
+        Natural units of performance per point of score: with it, the scores of a match whose teams all scored are
+        observations, each team's ``margin_scale * y = loc + c + N(0, margin_noise^2 / 2)`` with a shift ``c``
+        common to the match (a two-team difference ``margin_scale * dy ~ N(dloc, margin_noise^2)``), whose
+        log-likelihood's gradient (:func:`podium.kernels.thurstone.score_gradient`) replaces the order's in the step (``docs/design.md``, "What a result says").  None: the order alone.  Fitted with
         ``margin_noise`` by :func:`podium.fit` on a history with scores.
     margin_noise : float, default 2
         That observation's standard deviation, in natural units.  Reading margins, predictions add

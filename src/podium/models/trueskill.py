@@ -138,12 +138,14 @@ class TrueSkill(Model):
         (:attr:`podium.Match.advantage`: 1 for the home side, White), in skill units.  Fitted by :func:`podium.fit`
         on a history that records advantages.
     margin_scale : float or None, default None
-        Skill units per point of score: with it, the score difference ``y`` of a two-team match whose teams both have
-        a score is an observation ``margin_scale * y ~ N(t_a - t_b, margin_noise^2)`` of the teams' performance
-        difference, which then replaces the order (a function of the scores) as the match's likelihood: an exact
-        Gaussian update (:func:`podium.kernels.trueskill.margin_messages`; TrueSkill 2 and TrueSkill Through Time's
-        second version use scores the same way).  None: the order alone.  Matches of three or more teams use the
-        order alone.  Fitted with ``margin_noise`` by :func:`podium.fit` on a history with scores.
+        Skill units per point of score: with it, the scores of a match whose teams all scored are observations of
+        their performances, each ``margin_scale * y = t + c + N(0, margin_noise^2 / 2)`` with a shift ``c`` common to
+        the match (only differences count: points and race times need no zero), so that a two-team difference is
+        ``margin_scale * dy ~ N(t_a - t_b, margin_noise^2)``.  They replace the order (a function of the scores) as
+        the match's likelihood: an exact Gaussian update (:func:`podium.kernels.trueskill.margin_messages`,
+        :func:`~podium.kernels.trueskill.score_messages`; TrueSkill 2 and TrueSkill Through Time's second version
+        use scores the same way).  None: the order alone.  Fitted with ``margin_noise`` by :func:`podium.fit` on a
+        history with scores.
     margin_noise : float or None, default None
         The observation's standard deviation in skill units; None: ``2 beta``.  Reading margins, an outcome is the
         sign of the observed score difference, noise and all, so predictions add ``margin_noise^2 / 2`` to each
