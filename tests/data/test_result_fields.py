@@ -290,7 +290,7 @@ def test_ranks_from_scores_and_contradictions_match_the_match_rules() -> None:
     """The vectorised rules of the table readers against :class:`Match`'s, match by match."""
     arrow_or_skip()  # (podium.data.tables needs no pyarrow for these, but is the table readers' module)
     from podium.data.match import check_ranks_agree, ranks_from_scores
-    from podium.data.tables import contradicting, ranks_by_score
+    from podium.data.results import contradicting, ranks_by_score
 
     rng = np.random.default_rng(1)
     sizes = rng.integers(2, 6, 3000)

@@ -246,7 +246,7 @@ def test_max_evaluations_bounds_the_nelder_mead_search(history: Matches) -> None
 
 
 # -- 4. validation -------------------------------------------------------------------------------------------
-TS_NAMES = r"\['beta', 'tau', 'sigma', 'draw_probability', 'drift'\]"
+TS_NAMES = r"\['beta', 'tau', 'sigma', 'draw_probability', 'drift', 'advantage', 'margin_scale', 'margin_noise'\]"
 
 
 @pytest.mark.parametrize(("kwargs", "pattern"), [

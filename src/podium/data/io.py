@@ -45,7 +45,7 @@ from typing import IO, Any
 
 from .match import Match, MatchError, _plain, check_errors, format_time, skipped_summary
 from .matches import Matches, Packer
-from .tables import RESULT_COLUMNS
+from .results import RESULT_COLUMNS
 
 __all__ = ["read_matches", "write_matches"]
 
@@ -279,7 +279,7 @@ def _check_meta_finite(value: Any, where: str = "meta") -> None:
 
 
 def _read_parquet(path: Path, errors: str) -> Matches:
-    from .tables import _pyarrow
+    from .arrow import _pyarrow
 
     pa = _pyarrow()
     import pyarrow.parquet as pq
@@ -485,7 +485,8 @@ def write_matches(matches: Matches | Iterable[Match], path: str | os.PathLike[st
     path = Path(path)
     kind = _format_of(path)
     if kind == "parquet":
-        from .tables import _pyarrow, to_arrow
+        from .arrow import _pyarrow
+        from .tables import to_arrow
 
         _pyarrow()
         import pyarrow.parquet as pq

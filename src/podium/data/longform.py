@@ -27,8 +27,9 @@ from numpy.typing import NDArray
 from .match import MatchError
 from .names import NameIndex, distinct
 from .strings import Strings
-from .tables import (Columns, Problem, _column, _from_arrow, _pyarrow, _ranks, _result_rows, _results, _times,
-                     _weights, run_starts)
+from .arrow import _column, _pyarrow
+from .results import Problem, _result_rows, _results
+from .tables import Columns, _from_arrow, _ranks, _times, _weights, run_starts
 
 __all__ = ["Lookup", "Prepared", "complete", "fast", "prepare"]
 

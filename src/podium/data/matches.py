@@ -20,7 +20,7 @@ from typing import Any, cast, overload
 import numpy as np
 from numpy.typing import NDArray
 
-from . import longform, tables
+from . import longform, results, tables
 from .match import (Match, MatchError, Time, _check_teams, _check_weights, _is_date, _show, check_advantage,
                     check_errors, check_match_weight, check_outcome, check_ranks_agree, format_time, parse_time)
 from .strings import Strings
@@ -313,9 +313,9 @@ class Matches(Sequence[Match]):
             if len(lost):
                 raise MatchError(f"match {int(lost[0])}: 'higher_is_better' is false but the match has no 'scores' "
                                  "for it to apply to.")
-        bad = tables.contradicting(self.match_start, self.team_rank, self.score, sign)
-        if len(bad):
-            m = int(bad[0])
+        contradicted = results.contradicting(self.match_start, self.team_rank, self.score, sign)
+        if len(contradicted):
+            m = int(contradicted[0])
             t0, t1 = int(self.match_start[m]), int(self.match_start[m + 1])
             scores = tuple(None if math.isnan(x) else x for x in self.score[t0:t1].tolist())
             ranks = tuple(None if r < 0 else r for r in self.team_rank[t0:t1].tolist())

@@ -192,7 +192,9 @@ def _prepared_tables(path: Path, batch_size: int) -> Iterator[tuple[Any, longfor
     """The batches' tables, each prepared (:func:`podium.data.longform.prepare`) and named for messages."""
     import numpy as np
 
-    from .tables import LONG_COLUMNS, RESULT_COLUMNS, _pyarrow, run_starts
+    from .arrow import _pyarrow
+    from .results import RESULT_COLUMNS
+    from .tables import LONG_COLUMNS, run_starts
 
     pa = _pyarrow()  # (a clear message where the tables extra is not installed)
     import pyarrow.parquet as pq

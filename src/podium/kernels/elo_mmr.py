@@ -473,9 +473,8 @@ def replay_elo_mmr(
 ) -> None:
     """Replay a history under :class:`podium.EloMMR`, in place; ``time`` in seconds.
 
-    ``offset[t]`` (rating points; empty: none) is added to team ``t``'s term (its advantage) and taken off the
-    performance its members observe; a match's ``match_weight[m]`` (empty: 1) divides the variance of the
-    performances it observes (its evidence, as ``v`` games' worth).
+    ``offset[t]`` (empty: none) is added to team ``t``'s term and taken off its members' observed performance (an
+    advantage); ``match_weight[m]`` (empty: 1) divides the observed performances' variance (a match's evidence).
 
     Each round: every player's weight, ``sigma_perf`` and diffusion (:func:`_diffuse`), each team's term
     (:func:`_team_terms`), the reference's merged terms (:func:`_merge`), each team's performance
@@ -496,8 +495,7 @@ def replay_elo_mmr(
     sp = np.empty(players)
     at = np.empty(4)
     sl2 = sig_limit * sig_limit
-    has_offset = len(offset) > 0
-    has_weight = len(match_weight) > 0
+    has_offset, has_weight = len(offset) > 0, len(match_weight) > 0
     for m in range(len(match_start) - 1):
         t0, n, p0, p1 = match_slots(match_start, team_start, m)
         now = time[m]
@@ -522,11 +520,9 @@ def replay_elo_mmr(
             _diffuse(extra, r, cap, math.sqrt(w * sl2 + drift_per_day * max(dt, 0.0) / _SECONDS_PER_DAY), kappa,
                      mu, sigma)
         _team_terms(team_start, t0, n, row, weight, mu, sigma, sp, p0, initial, tmu, tsig, tvar)
-        for t in range(n if has_offset else 0):
-            tmu[t] += offset[t0 + t]
         for t in range(n):
-            rank = team_rank[t0 + t]
-            tkey[t] = rank if rank >= 0 else _NOT_FINISHED
+            tmu[t] += offset[t0 + t] if has_offset else 0.0  # (+ 0.0 leaves a finite float as it was)
+            tkey[t] = team_rank[t0 + t] if team_rank[t0 + t] >= 0 else _NOT_FINISHED
         n_terms = _merge(n, tmu, tsig, tkey, width, term_of, jmu, jsig, jm, jmfin, jstart, jkeys, jb)
         for j in range(n_terms):
             w = TANH_MULTIPLIER / jsig[j]
@@ -544,16 +540,14 @@ def replay_elo_mmr(
             b = team_start[t0 + t + 1]
             if b - a == 1 and weight[a] == 1.0:
                 own = perf[t] - offset[t0 + t] if has_offset else perf[t]
-                _observe(extra, row[a], cap, own, sp[a - p0] * evidence if has_weight else sp[a - p0], mu, sigma,
-                         lo, hi, tol)
+                _observe(extra, row[a], cap, own, sp[a - p0] * evidence, mu, sigma, lo, hi, tol)  # (x 1.0 is exact)
                 continue
             surprise = (perf[t] - tmu[t]) / tvar[t]
             for p in range(a, b):
                 r = row[p]
                 s = sigma[r]
                 share = weight[p] * (s * s + sp[p - p0] * sp[p - p0]) * surprise
-                _observe(extra, r, cap, mu[r] + share, sp[p - p0] * evidence if has_weight else sp[p - p0], mu,
-                         sigma, lo, hi, tol)
+                _observe(extra, r, cap, mu[r] + share, sp[p - p0] * evidence, mu, sigma, lo, hi, tol)
         for p in range(p0, p1):
             r = row[p]
             played(r, now, games, last_time)

@@ -26,7 +26,7 @@ from ..data.match import Match, MatchError
 from ..data.matches import Matches
 from ..data.rating import Rating
 from ..kernels.common import History, State, match_spread, state_rows, team_offsets, team_strengths
-from ..kernels.elo import GAUSSIAN, LOGISTIC, MARGIN_FORMS, replay_likelihood, spread_pairs
+from ..kernels.elo import GAUSSIAN, LOGISTIC, replay_likelihood, spread_pairs
 from ..kernels.trueskill import log_match_quality
 from ..ordering import log_win_probabilities, rank_probabilities
 
@@ -35,7 +35,7 @@ __all__ = ["Model", "LikelihoodModel"]
 #: What :meth:`Hyperparameters._init_params` checks a hyperparameter against: the validator of that name, the
 #: ``" or None"`` forms letting None through as well.
 ParamKind = Literal["finite", "positive", "non_negative", "probability", "positive_int",
-                    "finite or None", "positive or None"]
+                    "finite or None", "positive or None", "non_negative or None"]
 
 
 def fit_start(model: Any, name: str) -> float:
@@ -380,7 +380,7 @@ class LikelihoodModel(Model):
     # it); scale may be asked for, but it trades off exactly against k.
     _fit_space = {"k": "positive", "spread": "positive", "provisional": "positive", "scale": "positive",
                   "advantage": "real"}
-    _fit_default = ("k", "spread", "provisional", "advantage")
+    _fit_default: ClassVar[tuple[str, ...]] = ("k", "spread", "provisional", "advantage")
 
     def _fit_start(self, name: str) -> float:
         return fit_start(self, name)

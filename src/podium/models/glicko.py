@@ -87,6 +87,8 @@ class Glicko2(Model):
     combine: str
     epsilon: float
 
+    advantage: float
+
     _fit_space = {"tau": "positive", "period": "positive", "rd": "positive", "volatility": "positive",
                   "advantage": "real"}
     # rd shapes every newcomer's first games: on atp_doubles fitting it with tau and period took the held-out

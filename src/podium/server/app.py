@@ -31,6 +31,7 @@ from sqlalchemy.exc import IntegrityError, OperationalError, SQLAlchemyError
 from . import store
 from .db import make_engine, migrate, read_transaction
 from .ratelimit import RateLimit
+from .records import MATCH_SCHEMA, TEAMS_SCHEMA, request_schema
 from .settings import SWITCH_INTERVAL, Settings
 from .store import StoreError, TokenInfo
 from .teams import PREDICT_MAX_PLAYERS
@@ -203,33 +204,6 @@ def _fields(body: Any, allowed: set[str], required: set[str]) -> dict[str, Any]:
     return body
 
 
-def _schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
-    """An OpenAPI request body (the handlers parse JSON themselves, so that every message names its field)."""
-    return {"requestBody": {"required": True, "content": {"application/json": {"schema": {
-        "type": "object", "additionalProperties": False, "properties": properties, "required": required}}}}}
-
-
-_TEAMS = {"type": "array", "minItems": 2, "items": {"type": "array", "minItems": 1, "items": {"type": "string"}}}
-_MATCH_SCHEMA = _schema({
-    "id": {"type": "string", "description": "Client-chosen id: retrying a report with the same id is idempotent."},
-    "teams": _TEAMS,
-    "ranks": {"type": "array", "items": {"type": ["integer", "null"]}, "description": "0 best; null = did not finish."},
-    "weights": {"type": "array", "items": {"type": "array", "items": {"type": "number"}}},
-    "time": {"type": ["string", "number", "null"]},
-    "meta": {"type": "object"},
-    "scores": {"type": "array", "items": {"type": ["number", "null"]},
-               "description": "What each team scored (goals, points, a race time), in team order; null = none. "
-                              "Without 'ranks' the ranks follow from them; with 'ranks' they must agree."},
-    "higher_is_better": {"type": "boolean", "default": True,
-                         "description": "Whether a higher score is better (false for race times); only with 'scores'."},
-    "advantage": {"type": "array", "items": {"type": ["number", "boolean"]},
-                  "description": "Each team's structural edge: 1 (or true) for the home side or first move, 0 for none."},
-    "weight": {"type": "number", "exclusiveMinimum": 0, "default": 1,
-               "description": "The match's importance (positive; 1 = an ordinary match). Not the partial play of "
-                              "'weights'."},
-}, ["teams"])
-
-
 DOCS = "/api/v1/docs"
 DOCS_STATIC = DOCS + "/static"
 
@@ -354,7 +328,7 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
         with read_transaction(engine) as conn:
             return {"leagues": store.list_leagues(conn)}
 
-    @app.post("/api/v1/leagues", status_code=201, tags=["leagues"], openapi_extra=_schema({
+    @app.post("/api/v1/leagues", status_code=201, tags=["leagues"], openapi_extra=request_schema({
         "name": {"type": "string", "pattern": store.LEAGUE_NAME.pattern},
         "model": {"type": "string", "enum": sorted(store.MODELS)},
         "params": {"type": "object"}, "moderated": {"type": "boolean"}}, ["name", "model"]))
@@ -372,7 +346,7 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
             return league.to_dict() | {"matches": board["matches"], "players": board["total"]}
 
     # -- matches -----------------------------------------------------------------------------------------
-    @app.post("/api/v1/leagues/{name}/matches", tags=["matches"], status_code=201, openapi_extra=_MATCH_SCHEMA,
+    @app.post("/api/v1/leagues/{name}/matches", tags=["matches"], status_code=201, openapi_extra=MATCH_SCHEMA,
               responses={200: {"description": "A retry of a match already reported (same id, same content)."},
                          202: {"description": "Stored as pending: the league is moderated."},
                          409: {"description": "The id belongs to a different match."}})
@@ -438,7 +412,7 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
     def void(name: str, match_id: str, token: TokenInfo = Depends(require("moderator"))) -> Any:
         return store.void_match(engine, league_of(name), match_id, token, chunk=settings.replay_chunk)
 
-    @app.put("/api/v1/leagues/{name}/matches/{match_id}", tags=["matches"], openapi_extra=_MATCH_SCHEMA)
+    @app.put("/api/v1/leagues/{name}/matches/{match_id}", tags=["matches"], openapi_extra=MATCH_SCHEMA)
     async def correct(name: str, match_id: str, request: Request, token: TokenInfo = Depends(require("moderator"))) -> Any:
         body = await json_body(request)
         return await run_in_threadpool(
@@ -459,8 +433,8 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
         with read_transaction(engine) as conn:
             return store.player_page(conn, store.get_league(conn, name), player, k=k, recent=recent)
 
-    @app.post("/api/v1/leagues/{name}/predict", tags=["ratings"], openapi_extra=_schema(
-        {"teams": _TEAMS, "players": {"type": "array", "items": {"type": "string"}}}, []))
+    @app.post("/api/v1/leagues/{name}/predict", tags=["ratings"], openapi_extra=request_schema(
+        {"teams": TEAMS_SCHEMA, "players": {"type": "array", "items": {"type": "string"}}}, []))
     async def predict(name: str, request: Request) -> Any:
         body = _fields(await json_body(request), {"teams", "players"}, set())
         if ("teams" in body) == ("players" in body):
@@ -476,7 +450,7 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
                 return store.predict(conn, store.get_league(conn, name), teams, settings.max_players)
         return await run_in_threadpool(run)
 
-    @app.post("/api/v1/leagues/{name}/balance", tags=["ratings"], openapi_extra=_schema(
+    @app.post("/api/v1/leagues/{name}/balance", tags=["ratings"], openapi_extra=request_schema(
         {"players": {"type": "array", "items": {"type": "string"}}, "teams": {"type": "integer", "minimum": 2}},
         ["players"]))
     async def balance(name: str, request: Request) -> Any:
@@ -489,7 +463,7 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
         return await run_in_threadpool(run)
 
     # -- tokens ------------------------------------------------------------------------------------------
-    @app.post("/api/v1/tokens", status_code=201, tags=["tokens"], openapi_extra=_schema(
+    @app.post("/api/v1/tokens", status_code=201, tags=["tokens"], openapi_extra=request_schema(
         {"role": {"type": "string", "enum": list(store.ROLES)}, "label": {"type": "string"}}, ["role"]))
     async def new_token(request: Request, token: TokenInfo = Depends(require("admin"))) -> Any:
         body = _fields(await json_body(request), {"role", "label"}, {"role"})

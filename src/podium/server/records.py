@@ -26,7 +26,7 @@ from .bulk import read_states
 from .db import history, leagues, matches
 
 __all__ = ["StoreError", "LeagueInfo", "get_league", "check_player", "check_players", "parse_record",
-           "record_match", "RECORD_KEYS", "RESULT_KEYS"]
+           "record_match", "RECORD_KEYS", "RESULT_KEYS", "request_schema", "TEAMS_SCHEMA", "MATCH_SCHEMA"]
 
 MATCH_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,63}")
 # Player ids are shown in pages and used in URLs: no markup, no path separators, no control characters.
@@ -281,3 +281,25 @@ def _before(conn: Connection, league: LeagueInfo, players: Sequence[str], seq: i
     out = {p: (prior.mu, prior.sigma) for p in players}
     out.update({r.player: (float(r.mu), float(r.sigma)) for r in rows})
     return out
+
+
+def request_schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    """An OpenAPI request body (the handlers parse JSON themselves, so that every message names its field)."""
+    return {"requestBody": {"required": True, "content": {"application/json": {"schema": {
+        "type": "object", "additionalProperties": False, "properties": properties, "required": required}}}}}
+
+
+TEAMS_SCHEMA = {"type": "array", "minItems": 2, "items": {"type": "array", "minItems": 1, "items": {"type": "string"}}}
+MATCH_SCHEMA = request_schema({
+    "id": {"type": "string", "description": "Client-chosen id: retrying a report with the same id is idempotent."},
+    "teams": TEAMS_SCHEMA,
+    "ranks": {"type": "array", "items": {"type": ["integer", "null"]}, "description": "0 best; null = did not finish."},
+    "weights": {"type": "array", "items": {"type": "array", "items": {"type": "number"}}},
+    "time": {"type": ["string", "number", "null"]},
+    "meta": {"type": "object"},
+    # What a result says beyond the order (docs/design.md); the record's checks are podium.Match's.
+    "scores": {"type": "array", "items": {"type": ["number", "null"]}, "description": "Each team's score; null: none"},
+    "higher_is_better": {"type": "boolean", "default": True, "description": "False for race times"},
+    "advantage": {"type": "array", "items": {"type": ["number", "boolean"]}, "description": "1 or true: home side"},
+    "weight": {"type": "number", "exclusiveMinimum": 0, "default": 1, "description": "The match's importance"},
+}, ["teams"])
