@@ -267,3 +267,15 @@ def test_points_move_a_four_player_table(model: podium.Model) -> None:
     far = model.rate(Match.from_scores([["a"], ["b"], ["c"], ["d"]], [60000, 25000, 10000, 5000]), ratings)
     assert far["a"].mu - model.prior.mu > close["a"].mu - model.prior.mu > 0.0
     assert far["d"].mu < close["d"].mu < model.prior.mu
+
+
+def test_fit_starts_a_margin_scale_from_the_scores_own_size() -> None:
+    from podium.models.base import typical_margin
+
+    goals = Matches.from_matches([Match([["a"], ["b"]], scores=[3, 0]), Match([["a"], ["b"]], scores=[1, 2])])
+    assert typical_margin(goals) == pytest.approx(2.0)  # the mean absolute goal difference
+    points = Matches.from_matches([Match([["a"], ["b"], ["c"], ["d"]], scores=[30000, 25000, 25000, 20000]),
+                                   Match([["a"], ["b"]])])
+    assert typical_margin(points) == pytest.approx(2.0 * math.sqrt(2 * 5000.0 ** 2 / 4))  # 2 x the points' sd
+    assert TrueSkill()._fit_prepare(points, ["margin_scale"]).margin_scale == pytest.approx(
+        2.0 * TrueSkill().beta / typical_margin(points))

@@ -229,14 +229,16 @@ def _duel_loop(
     provisional: float,
     team_rank: NDArray[np.int64], row: NDArray[np.int64], weight: NDArray[np.float64],
     mu: NDArray[np.float64], games: NDArray[np.int64], hist_mu: NDArray[np.float64], loglik: NDArray[np.float64],
-    want_ll: bool, want_hist: bool, offset: NDArray[np.float64], match_weight: NDArray[np.float64],
+    want_ll: bool, want_hist: bool, extras: bool, offset: NDArray[np.float64], match_weight: NDArray[np.float64],
     score: NDArray[np.float64], margin: int, power: float, autocorrelation: float,
 ) -> None:
     """:func:`replay_likelihood` for a history of one-player duels (team ``t`` is slot ``t``, match ``m``
     is teams ``2m, 2m + 1``): the same arithmetic in the same order, without the per-team loops and the
-    reads of ``match_start`` and ``team_start`` that a duel does not need."""
-    has_offset = len(offset) > 0
-    has_weight = len(match_weight) > 0
+    reads of ``match_start`` and ``team_start`` that a duel does not need.  ``extras`` False (passed as a constant)
+    compiles the loop without the advantage, weight and margin branches: the plain replay's speed."""
+    has_offset = extras and len(offset) > 0
+    has_weight = extras and len(match_weight) > 0
+    margin = margin if extras else NO_MARGIN
     for m in range(len(team_rank) // 2):
         pa = 2 * m
         pb = pa + 1
@@ -313,23 +315,28 @@ def replay_likelihood(
     pair_draws = not (kind == PLACKETT_LUCE and b == ARITHMETIC)
     if pair_draws and n_matches > 0 and len(team_rank) == 2 * n_matches and len(row) == len(team_rank):
         # The logistic model's options passed as constants: the compiler then drops the branches (Gaussian math,
-        # unwanted writes) from the inlined loop, which makes it about a third faster.
-        if pair_performance != LOGISTIC:
+        # unwanted writes, the result fields when there are none) from the inlined loop, which makes it about a
+        # third faster.
+        extras = has_offset or has_weight or margin != NO_MARGIN
+        if pair_performance != LOGISTIC or extras:
             _duel_loop(pair_performance, pair_update, k, inv_scale, initial, spread, provisional, team_rank, row,
-                       weight, mu, games, hist_mu, loglik, want_ll, want_hist, offset, match_weight, score, margin,
-                       power, autocorrelation)
+                       weight, mu, games, hist_mu, loglik, want_ll, want_hist, extras, offset, match_weight, score,
+                       margin, power, autocorrelation)
         elif want_ll and want_hist:
             _duel_loop(LOGISTIC, GRADIENT, k, inv_scale, initial, spread, provisional, team_rank, row, weight, mu,
-                       games, hist_mu, loglik, True, True, offset, match_weight, score, margin, power, autocorrelation)
+                       games, hist_mu, loglik, True, True, False, offset, match_weight, score, margin, power,
+                       autocorrelation)
         elif want_ll:
             _duel_loop(LOGISTIC, GRADIENT, k, inv_scale, initial, spread, provisional, team_rank, row, weight, mu,
-                       games, hist_mu, loglik, True, False, offset, match_weight, score, margin, power, autocorrelation)
+                       games, hist_mu, loglik, True, False, False, offset, match_weight, score, margin, power,
+                       autocorrelation)
         elif want_hist:
             _duel_loop(LOGISTIC, GRADIENT, k, inv_scale, initial, spread, provisional, team_rank, row, weight, mu,
-                       games, hist_mu, loglik, False, True, offset, match_weight, score, margin, power, autocorrelation)
+                       games, hist_mu, loglik, False, True, False, offset, match_weight, score, margin, power,
+                       autocorrelation)
         else:
             _duel_loop(LOGISTIC, GRADIENT, k, inv_scale, initial, spread, provisional, team_rank, row, weight, mu,
-                       games, hist_mu, loglik, False, False, offset, match_weight, score, margin, power,
+                       games, hist_mu, loglik, False, False, False, offset, match_weight, score, margin, power,
                        autocorrelation)
         return
     width = most_teams(match_start)

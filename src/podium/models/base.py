@@ -55,15 +55,25 @@ def fit_start(model: Any, name: str) -> float:
 
 
 def typical_margin(matches: Matches) -> float:
-    """The mean absolute score difference of the history's two-team matches with both scores (1 without any):
-    where :func:`podium.fit` starts a margin's scale, one typical margin worth about one unit of performance."""
-    if matches.score is None:
+    """A typical score difference between two teams of one match: twice the mean over the matches with two scores or
+    more of their scores' standard deviation about the match's mean (for two teams, the absolute difference); 1
+    without any.  Where :func:`podium.fit` starts a margin's scale: one typical margin worth about one unit of
+    performance, whether the scores are goals (about 1) or mahjong points (about 10,000)."""
+    if matches.score is None or len(matches) == 0:
         return 1.0
     y = matches.score
-    two = np.flatnonzero(np.diff(matches.match_start) == 2)
-    diff = np.abs(y[matches.match_start[two]] - y[matches.match_start[two] + 1])
-    diff = diff[np.isfinite(diff)]
-    return max(float(np.mean(diff)), 1e-12) if len(diff) else 1.0
+    starts = matches.match_start[:-1]
+    known = ~np.isnan(y)
+    count = np.add.reduceat(known.astype(np.float64), starts)
+    filled = np.where(known, y, 0.0)
+    mean = np.add.reduceat(filled, starts) / np.maximum(count, 1.0)
+    team_mean = np.repeat(mean, np.diff(matches.match_start))
+    square = np.add.reduceat(np.where(known, (y - team_mean) ** 2, 0.0), starts)
+    scored = count >= 2
+    if not np.any(scored):
+        return 1.0
+    typical = 2.0 * float(np.mean(np.sqrt(square[scored] / count[scored])))
+    return typical if typical > 0.0 else 1.0
 
 
 def has_team_games(matches: Matches) -> bool:
