@@ -19,7 +19,7 @@ from ..ordering.densities import LOGISTIC, logcdf
 from ..ordering.numerics import jit
 
 __all__ = ["State", "History", "most_teams", "most_players", "match_slots", "played", "team_sums", "team_strengths",
-           "team_offsets", "signed_scores",
+           "team_offsets", "signed_scores", "all_scored",
            "provisional_factor", "match_spread", "logistic_logs", "logistic_pairs", "state_rows"]
 
 
@@ -187,6 +187,16 @@ def signed_scores(matches: Matches) -> NDArray[np.float64]:
         return matches.score
     sign = np.where(matches.higher_is_better, 1.0, -1.0)
     return matches.score * np.repeat(sign, np.diff(matches.match_start))
+
+
+@jit
+def all_scored(score: NDArray[np.float64], t0: int, n: int) -> bool:
+    """Whether every team ``t0 .. t0 + n`` of a match has a score (``score`` NaN: none): when the models that read
+    scores read them in place of the order."""
+    for t in range(t0, t0 + n):
+        if score[t] != score[t]:
+            return False
+    return True
 
 
 def team_strengths(matches: Matches, mu: NDArray[np.float64], initial: float = 0.0,

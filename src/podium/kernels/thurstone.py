@@ -11,7 +11,7 @@ from numpy.typing import NDArray
 
 from ..ordering import GAUSSIAN, log_outcome
 from ..ordering.numerics import jit
-from .common import match_spread, most_teams, provisional_factor, team_sums
+from .common import all_scored, match_spread, most_teams, provisional_factor, team_sums
 from .elo import GAUSSIAN as ELO_GAUSSIAN
 from .elo import GRADIENT, pair_outcome, pair_score
 
@@ -46,14 +46,6 @@ def team_performances(team_start: NDArray[np.int64], t0: int, n: int, row: NDArr
         strength, v = team_sums(team_start, t0 + t, row, weight, mu, initial)
         loc[t] = strength * inv_scale
         sc[t] = match_spread(spread, v)
-
-
-@jit
-def _all_scored(score: NDArray[np.float64], t0: int, n: int) -> bool:
-    for t in range(t0, t0 + n):
-        if score[t] != score[t]:
-            return False
-    return True
 
 
 @jit
@@ -128,7 +120,7 @@ def replay_thurstone(
             gl[1] = -gl[0]
         else:
             loglik[m] = log_outcome(loc[:n], sc[:n], kind, shape, rank, size[:n], 0.0, True, gl, gs, precision)
-        if has_score and _all_scored(score, t0, n):
+        if has_score and all_scored(score, t0, n):
             # the scores' Gaussian likelihood replaces the order's (a function of the scores) in the step
             score_gradient(loc, score[t0:t0 + n], n, margin_scale, margin_noise2, gl)
         v = match_weight[m] if has_weight else 1.0

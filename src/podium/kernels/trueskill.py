@@ -13,7 +13,7 @@ from numpy.typing import NDArray
 from ..ordering import tie_turn
 from ..ordering.moment_chain import order_moments
 from ..ordering.numerics import DRAW, WIN, jit, tilted_messages
-from .common import match_slots, most_players, most_teams, played, team_sums
+from .common import all_scored, match_slots, most_players, most_teams, played, team_sums
 from .ep import (CHAIN, EXACT, ORDERED, canonical_order, expectation_propagation, team_log_outcome,
                  tie_rotations, WARM_FACTOR)
 
@@ -131,14 +131,6 @@ def score_messages(tm: NDArray[np.float64], tv: NDArray[np.float64], z: NDArray[
         post_v = tv[t] * half / s + g * g * shift_var
         pi[t] = max(1.0 / post_v - 1.0 / tv[t], 0.0)
         tau[t] = post_m / post_v - tm[t] / tv[t]
-
-
-@jit
-def _all_scored(score: NDArray[np.float64], t0: int, n: int) -> bool:
-    for t in range(t0, t0 + n):
-        if score[t] != score[t]:
-            return False
-    return True
 
 
 @jit
@@ -467,7 +459,7 @@ def replay_trueskill(
                     kind, eps, tm[win], tv[win], tm[lose], tv[lose], y_win, y_lose, margin_scale, margin_noise2)
             temper(pi, tau_msg, 2, evidence)
             apply_messages(team_start, t0, n, row, weight, var, p0, tm, tv, pi, tau_msg, new_mu, new_var)
-        elif has_score and _all_scored(score, t0, n):
+        elif has_score and all_scored(score, t0, n):
             # every team scored: the scores' Gaussian likelihood in place of the order's, exact in one step
             team_priors(team_start, t0, n, row, weight, mu, var, p0, beta2, center, tm, tv, size)
             for t in range(n):
