@@ -43,13 +43,12 @@ from pathlib import Path
 from typing import IO, Any
 
 
-from .match import Match, MatchError, _plain, check_errors, format_time, skipped_summary
+from .match import RECORD_KEYS, Match, MatchError, check_errors, format_time, plain_number, skipped_summary
 from .matches import Matches, Packer
 from .results import RESULT_COLUMNS
 
 __all__ = ["read_matches", "write_matches"]
 
-_RECORD_KEYS = {"id", "time", "teams", "ranks", "weights", "meta", "scores", "higher_is_better", "advantage", "weight"}
 _CSV_COLUMNS = ("match", "team", "player", "rank", "weight", "time")
 
 
@@ -247,9 +246,9 @@ def _parse_record(builder: Packer, line: str, number: int, name: str) -> None:
     podium = meta.get("podium") if isinstance(meta, dict) else None
     if isinstance(podium, dict) and podium.get("status", "recorded") != "recorded":
         return  # a league export's match that is not in the approved log
-    unknown = set(record) - _RECORD_KEYS
+    unknown = set(record) - RECORD_KEYS
     if unknown:
-        raise MatchError(f"{name}, line {number}: unknown field(s) {sorted(unknown)}; a record has {sorted(_RECORD_KEYS)}.")
+        raise MatchError(f"{name}, line {number}: unknown field(s) {sorted(unknown)}; a record has {sorted(RECORD_KEYS)}.")
     if "teams" not in record:
         raise MatchError(f"{name}, line {number}: the field 'teams' is missing.")
     try:
@@ -318,15 +317,15 @@ def _read_csv(handle: Iterable[str], name: str, skipped: list[str] | None = None
         weights = list(group["weights"].values())
         has_w = any(w != 1.0 for ws in weights for w in ws)
         try:
-            if read_results is not None:
-                scores = list(group["scores"].values())
-                builder.add(list(group["teams"].values()), list(group["ranks"].values()) if has_rank else None,
-                            weights if has_w else None, group["time"], group["id"], None,
-                            scores if any(x is not None for x in scores) else None, group["higher_is_better"],
-                            list(group["advantage"].values()), group["match_weight"])
-            else:
-                builder.add(list(group["teams"].values()), list(group["ranks"].values()) if has_rank else None,
-                            weights if has_w else None, group["time"], group["id"], None)
+            # (without the optional columns: no scores, higher is better, no advantage, weight 1, as a record's;
+            # a match whose score cells are all empty has no scores, so it keeps the order its rows give)
+            scores = list(group["scores"].values()) if read_results is not None else []
+            builder.add(list(group["teams"].values()), list(group["ranks"].values()) if has_rank else None,
+                        weights if has_w else None, group["time"], group["id"], None,
+                        scores if any(x is not None for x in scores) else None,
+                        group.get("higher_is_better", True),
+                        list(group["advantage"].values()) if read_results is not None else None,
+                        group.get("match_weight", 1.0))
         except MatchError as error:
             message = f"{name}, line {group['line']} (match {group['id']!r}): {error}"
             if group["again"]:
@@ -464,7 +463,7 @@ def _csv_text(value: float | bool | None) -> str:
         return ""
     if isinstance(value, bool):
         return "true" if value else "false"
-    return str(_plain(value))
+    return str(plain_number(value))
 
 
 def _records(matches: Matches) -> Iterator[dict[str, Any]]:
@@ -513,11 +512,6 @@ def write_matches(matches: Matches | Iterable[Match], path: str | os.PathLike[st
         for j, match in enumerate(packed):
             match_id = written[j]
             t = format_time(float(packed.time[j]), packed.time_is_date) if not math.isnan(packed.time[j]) else None
-            if not results:
-                for i, (team, rank, ws) in enumerate(zip(match.teams, match.ranks, match.team_weights())):
-                    for p, w in zip(team, ws):
-                        writer.writerow([match_id, i, p, "" if rank is None else rank, w, "" if t is None else t])
-                continue
             t0 = int(packed.match_start[j])
             for i, (team, rank, ws) in enumerate(zip(match.teams, match.ranks, match.team_weights())):
                 tail = [_csv_text(_result_value(packed, c, j, t0 + i)) for c in results]

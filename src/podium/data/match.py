@@ -13,7 +13,11 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Match", "MatchError", "parse_time", "format_time"]
+__all__ = ["Match", "MatchError", "parse_time", "format_time", "plain_number", "RECORD_KEYS"]
+
+#: The keys of a match record (podium's JSONL format and the league server's stored record).
+RECORD_KEYS = frozenset({"id", "time", "teams", "ranks", "weights", "meta", "scores", "higher_is_better", "advantage",
+                         "weight"})
 
 Time = float | int | str | datetime | date | None
 
@@ -253,18 +257,19 @@ class Match:
         if self.weights is not None:
             record["weights"] = [list(w) for w in self.weights]
         if self.scores is not None:
-            record["scores"] = [_plain(s) for s in self.scores]
+            record["scores"] = [plain_number(s) for s in self.scores]
             if not self.higher_is_better:
                 record["higher_is_better"] = False
         if self.advantage is not None:
-            record["advantage"] = [_plain(a) for a in self.advantage]
+            record["advantage"] = [plain_number(a) for a in self.advantage]
         if self.weight != 1.0:
-            record["weight"] = _plain(self.weight)
+            record["weight"] = plain_number(self.weight)
         return record
 
 
-def _plain(value: float | None) -> float | int | None:
-    """A stored float as a record writes it: integral values as ints (goals read back as they were written)."""
+def plain_number(value: float | None) -> float | int | None:
+    """A stored float as a record writes (and the server shows) it: integral values as ints (goals read back as
+    they were written), others as they are."""
     if value is None:
         return None
     return int(value) if float(value).is_integer() and abs(value) < 2 ** 53 else float(value)

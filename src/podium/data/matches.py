@@ -22,7 +22,7 @@ from numpy.typing import NDArray
 
 from . import longform, results, tables
 from .match import (Match, MatchError, Time, _check_teams, _check_weights, _is_date, _show, check_advantage,
-                    check_errors, check_match_weight, check_outcome, check_ranks_agree, format_time, parse_time)
+                    check_errors, check_match_weight, check_outcome, format_time, parse_time)
 from .strings import Strings
 
 __all__ = ["Matches"]
@@ -316,13 +316,7 @@ class Matches(Sequence[Match]):
         contradicted = results.contradicting(self.match_start, self.team_rank, self.score, sign)
         if len(contradicted):
             m = int(contradicted[0])
-            t0, t1 = int(self.match_start[m]), int(self.match_start[m + 1])
-            scores = tuple(None if math.isnan(x) else x for x in self.score[t0:t1].tolist())
-            ranks = tuple(None if r < 0 else r for r in self.team_rank[t0:t1].tolist())
-            try:
-                check_ranks_agree(ranks, scores, bool(sign[m] > 0))
-            except MatchError as error:
-                raise MatchError(f"match {m}: {error}") from None
+            raise MatchError(f"match {m}: {results.contradiction(self.match_start, self.team_rank, self.score, sign, m)}")
 
     # -- sequence protocol --------------------------------------------------------------------
     def __len__(self) -> int:

@@ -14,9 +14,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .arrow import _column, _nulls, _numbers, _pyarrow
-from .match import MatchError, _show
+from .match import MatchError, _show, check_ranks_agree
 
-__all__ = ["RESULT_COLUMNS", "Problem", "contradicting", "ranks_by_score"]
+__all__ = ["RESULT_COLUMNS", "Problem", "contradicting", "contradiction", "ranks_by_score"]
 
 RESULT_COLUMNS = ("score", "higher_is_better", "advantage", "match_weight")  # optional, after the long form's six
 #: A reader's problem: the rows it concerns and the message for one of them.
@@ -147,22 +147,23 @@ def _results(rows: dict[str, NDArray[Any] | None], team_head: NDArray[np.int64],
     return team_rank, out
 
 
+def contradiction(match_start: NDArray[np.int64], team_rank: NDArray[np.int64], score: NDArray[np.float64],
+                  sign: NDArray[np.float64], m: int) -> str:
+    """What :func:`podium.data.match.check_ranks_agree` says of match ``m``, one that :func:`contradicting` found."""
+    t0, t1 = int(match_start[m]), int(match_start[m + 1])
+    scores = tuple(None if math.isnan(x) else x for x in score[t0:t1].tolist())
+    ranks = tuple(None if r < 0 else r for r in team_rank[t0:t1].tolist())
+    try:
+        check_ranks_agree(ranks, scores, bool(sign[m] > 0))
+    except MatchError as error:
+        return str(error)
+    return "'ranks' contradict 'scores'."  # (not reached for a match contradicting() found)
+
+
 def _contradiction(match_start: NDArray[np.int64], team_rank: NDArray[np.int64], score: NDArray[np.float64],
                    sign: NDArray[np.float64], run_of_row: NDArray[np.int64], label: Callable[[int], str]
                    ) -> Callable[[int], str]:
-    def message(row: int) -> str:
-        from .match import check_ranks_agree
-
-        m = int(run_of_row[row])
-        t0, t1 = int(match_start[m]), int(match_start[m + 1])
-        scores = tuple(None if math.isnan(x) else x for x in score[t0:t1].tolist())
-        ranks = tuple(None if r < 0 else r for r in team_rank[t0:t1].tolist())
-        try:
-            check_ranks_agree(ranks, scores, bool(sign[m] > 0))
-        except MatchError as error:
-            return f"{label(row)}: {error}"
-        return f"{label(row)}: 'rank' contradicts 'score'."  # (not reached: contradicting() found one)
-    return message
+    return lambda row: f"{label(row)}: {contradiction(match_start, team_rank, score, sign, int(run_of_row[row]))}"
 
 
 def contradicting(match_start: NDArray[np.int64], team_rank: NDArray[np.int64], score: NDArray[np.float64],

@@ -46,11 +46,10 @@ from typing import IO, Any
 from sqlalchemy import and_, func, insert, select
 from sqlalchemy.engine import Connection, Engine
 
-from ..data.match import MatchError, parse_time
+from ..data.match import RECORD_KEYS, MatchError, parse_time
 from ..models import MODELS
 from . import replay, store
 from .db import leagues, lock_league, matches, nan_to_null, read_transaction, tokens, write_transaction
-from .records import RECORD_KEYS as _RECORD_KEYS
 from .settings import MAX_PLAYERS
 from .store import LEAGUE_NAME, REPLAY_CHUNK, StoreError
 
@@ -310,9 +309,9 @@ def _import_row(file: str, number: int, line: str, league: store.LeagueInfo, max
     record = _load(file, number, line)
     if not isinstance(record, dict):
         raise BackupError(f"{where}: a match record must be a JSON object. Got {line.strip()[:80]!r}.")
-    unknown = sorted(set(record) - _RECORD_KEYS)
+    unknown = sorted(set(record) - RECORD_KEYS)
     if unknown:
-        raise BackupError(f"{where}: unknown field(s) {unknown}; a record has {sorted(_RECORD_KEYS)}.")
+        raise BackupError(f"{where}: unknown field(s) {unknown}; a record has {sorted(RECORD_KEYS)}.")
     meta = record.get("meta")
     if not isinstance(meta, dict) or not isinstance(meta.get("podium"), dict):
         raise BackupError(f"{where}: 'meta.podium' (the server's bookkeeping: status, seq, times) is missing or "

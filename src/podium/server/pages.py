@@ -22,6 +22,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from sqlalchemy.engine import Engine
 
+from ..data.match import plain_number
 from . import integrity, store
 from .db import read_transaction
 from .settings import Settings
@@ -161,14 +162,9 @@ def rating_chart(history: list[dict[str, Any]], k: float, width: int = 720, heig
 
 
 def _shown(value: Any) -> str:
-    """A score, an advantage or a weight of a stored record as it was given: whole numbers without a point
-    (goals: "2"), others as the shortest text that reads back as the same number (a race time: "61.5")."""
-    if isinstance(value, bool):
-        return "1" if value else "0"
-    if isinstance(value, int):
-        return str(value)
-    number = float(value)
-    return str(int(number)) if number.is_integer() and abs(number) < 2 ** 53 else repr(number)
+    """A score, an advantage or a weight of a stored record as a record writes it (:func:`plain_number`): goals
+    "2", a race time "61.5"; an advantage given as true is 1."""
+    return str(plain_number(float(value)))
 
 
 def _per_team(record: dict[str, Any], key: str, n: int) -> list[Any]:

@@ -19,24 +19,20 @@ from typing import Any
 from sqlalchemy import and_, func, select
 from sqlalchemy.engine import Connection
 
-from ..data.match import Match, MatchError
+from ..data.match import RECORD_KEYS, Match, MatchError
 from ..engine.league import PlayerState
 from ..models import MODELS, Model
 from .bulk import read_states
 from .db import history, leagues, matches
 
 __all__ = ["StoreError", "LeagueInfo", "get_league", "check_player", "check_players", "parse_record",
-           "record_match", "RECORD_KEYS", "RESULT_KEYS", "request_schema", "TEAMS_SCHEMA", "MATCH_SCHEMA"]
+           "record_match", "request_schema", "TEAMS_SCHEMA", "MATCH_SCHEMA"]
 
 MATCH_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,63}")
 # Player ids are shown in pages and used in URLs: no markup, no path separators, no control characters.
 _BAD_NAME = re.compile(r"[\x00-\x1f\x7f<>&\"`;/\\]")
 MAX_NAME = 64
 MAX_META_DEPTH = 16
-# A match record's keys: podium's JSONL record (podium.data.io), what a result says beyond the order of finish
-# included (docs/design.md, "What a result says").
-RESULT_KEYS = ("scores", "higher_is_better", "advantage", "weight")
-RECORD_KEYS = frozenset({"id", "time", "teams", "ranks", "weights", "meta", *RESULT_KEYS})
 
 
 class StoreError(Exception):
