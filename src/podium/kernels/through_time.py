@@ -12,13 +12,14 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
-from ..ordering.numerics import jit, tilted_messages
+from ..ordering.numerics import jit
 from .common import match_slots, most_players, most_teams
 from .ep import ORDERED, team_log_outcome
-from .trueskill import SIGMA_MAX, condition, match_workspace, rate_teams, skill_var, team_priors, two_teams
+from .trueskill import (SIGMA_MAX, condition, match_workspace, outcome_messages, rate_teams, skill_var, team_priors,
+                        two_teams)
 
 __all__ = ["MATCH_TOLERANCE", "MATCH_ITERATIONS", "permute", "structure", "forget", "from_filter", "sweep",
-           "extrapolate", "chain_messages", "leave_one_out", "first_draw"]
+           "extrapolate", "chain_messages", "leave_one_out", "first_draw", "outcome_priors"]
 
 # Expectation propagation inside one match of three or more teams: tighter than TrueSkill's default, so that a
 # match's messages are settled well below the smoother's own tolerance.
@@ -31,14 +32,16 @@ MATCH_ITERATIONS = 100
 def permute(match_start: NDArray[np.int64], team_start: NDArray[np.int64], team_rank: NDArray[np.int64],
              player: NDArray[np.int64], weight: NDArray[np.float64], order: NDArray[np.int64]
              ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], NDArray[np.int64],
-                        NDArray[np.float64]]:
-    """The matches in ``order``, as new CSR arrays."""
+                        NDArray[np.float64], NDArray[np.int64]]:
+    """The matches in ``order``, as new CSR arrays, and each new team's index in the history as given (to
+    reorder per-team columns: advantages, scores)."""
     n = len(order)
     ms = np.empty(n + 1, dtype=np.int64)
     ts = np.empty(len(team_start), dtype=np.int64)
     tr = np.empty(len(team_rank), dtype=np.int64)
     pl = np.empty(len(player), dtype=np.int64)
     wt = np.empty(len(weight))
+    tix = np.empty(len(team_rank), dtype=np.int64)
     ms[0] = 0
     ts[0] = 0
     t = 0
@@ -47,6 +50,7 @@ def permute(match_start: NDArray[np.int64], team_start: NDArray[np.int64], team_
         m = order[j]
         for u in range(match_start[m], match_start[m + 1]):
             tr[t] = team_rank[u]
+            tix[t] = u
             for q in range(team_start[u], team_start[u + 1]):
                 pl[p] = player[q]
                 wt[p] = weight[q]
@@ -54,7 +58,7 @@ def permute(match_start: NDArray[np.int64], team_start: NDArray[np.int64], team_
             t += 1
             ts[t] = p
         ms[j + 1] = t
-    return ms, ts, tr, pl, wt
+    return ms, ts, tr, pl, wt, tix
 
 
 @jit
@@ -164,18 +168,37 @@ def _renew(lik_p: float, lik_t: float, msg_p: float, msg_t: float, single: bool,
 
 # -- the first pass: TrueSkill's online replay --------------------------------------------------------------
 @jit
+def outcome_priors(team_start: NDArray[np.int64], t0: int, n: int, row: NDArray[np.int64],
+                   weight: NDArray[np.float64], mu: NDArray[np.float64], var: NDArray[np.float64], p0: int,
+                   beta2: float, offset: NDArray[np.float64], outcome_var: float, tm: NDArray[np.float64],
+                   tv: NDArray[np.float64], size: NDArray[np.float64]) -> None:
+    """The teams' predictive performances of a match, as TrueSkill predicts an outcome: :func:`team_priors`,
+    plus each team's advantage ``offset[t0 + t]`` (empty: none) and, when the model reads margins, half the
+    margin noise's variance ``outcome_var`` (the outcome is the sign of the observed score difference)."""
+    team_priors(team_start, t0, n, row, weight, mu, var, p0, beta2, 0.0, tm, tv, size)
+    if len(offset) > 0:
+        for t in range(n):
+            tm[t] += offset[t0 + t]
+    if outcome_var > 0.0:
+        for t in range(n):
+            tv[t] += outcome_var
+
+
+@jit
 def from_filter(match_start: NDArray[np.int64], team_start: NDArray[np.int64], team_rank: NDArray[np.int64],
                  player: NDArray[np.int64], weight: NDArray[np.float64], time: NDArray[np.float64],
                  slot_sv: NDArray[np.int64], hist_mu: NDArray[np.float64], hist_sigma: NDArray[np.float64],
                  n_players: int, mu0: float, sigma0: float, gamma2: float, beta2: float, margin: float,
                  fwd_p: NDArray[np.float64], fwd_t: NDArray[np.float64], lik_p: NDArray[np.float64],
                  lik_t: NDArray[np.float64], msg_p: NDArray[np.float64], msg_t: NDArray[np.float64],
-                 loglik: NDArray[np.float64]) -> None:
+                 loglik: NDArray[np.float64], offset: NDArray[np.float64], outcome_var: float) -> None:
     """The messages of an online TrueSkill replay (``hist_mu, hist_sigma``: every slot's rating after its match).
 
     Each slot's cavity is the rating the replay brought to it (the prior, the rating after the same player's
     previous match, widened by :func:`skill_var` across batches, exactly as the replay did); its message is
-    the rating after the match divided by that cavity; ``loglik[m]`` is ``log P(outcome)`` under the cavities.
+    the rating after the match divided by that cavity; ``loglik[m]`` is ``log P(outcome)`` under the cavities
+    (:func:`outcome_priors`: with the teams' advantages ``offset``, empty for none, and the margin noise's
+    ``outcome_var``).
     """
     last_slot = np.full(n_players, -1, dtype=np.int64)
     last_time = np.full(n_players, np.nan)
@@ -201,7 +224,8 @@ def from_filter(match_start: NDArray[np.int64], team_start: NDArray[np.int64], t
                 fwd_t[k] = cm / cv
             cav_mu[p] = cm
             cav_var[p - p0] = cv
-        team_priors(team_start, t0, n, ident, weight, cav_mu, cav_var, p0, beta2, 0.0, tm, tv, size)
+        outcome_priors(team_start, t0, n, ident, weight, cav_mu, cav_var, p0, beta2, offset, outcome_var, tm, tv,
+                       size)
         loglik[m] = team_log_outcome(tm[:n], tv[:n], team_rank[t0:t0 + n], size[:n], margin, ORDERED)
         for p in range(p0, p1):
             i = player[p]
@@ -227,17 +251,24 @@ def _update_match(m: int, match_start: NDArray[np.int64], team_start: NDArray[np
                   tm: NDArray[np.float64], tv: NDArray[np.float64], size: NDArray[np.float64],
                   pi: NDArray[np.float64], tau_msg: NDArray[np.float64], order: NDArray[np.int64],
                   starts: NDArray[np.int64], iw: NDArray[np.int64], fw: NDArray[np.float64],
-                  new_mu: NDArray[np.float64], new_var: NDArray[np.float64]) -> int:
+                  new_mu: NDArray[np.float64], new_var: NDArray[np.float64], offset: NDArray[np.float64],
+                  match_weight: NDArray[np.float64], score: NDArray[np.float64], margin_scale: float,
+                  noise2: float) -> int:
     """Re-rate match ``m`` (three or more teams; :func:`sweep` rates two itself) from its players' cavities and
-    replace its messages; return how many EP runs missed their tolerance."""
+    replace its messages; return how many EP runs missed their tolerance.  ``offset``, ``match_weight`` and
+    ``score`` (each empty: none) are :func:`~podium.kernels.trueskill.replay_trueskill`'s."""
     t0, n, p0, p1 = match_slots(match_start, team_start, m)
     for p in range(p0, p1):
         k = slot_sv[p]
         cav_mu[p], cav_var[p - p0] = _cavity(fwd_p[k], fwd_t[k], bwd_p[k], bwd_t[k], lik_p[k], lik_t[k], msg_p[p],
                                              msg_t[p], single[k])
+    # (taken before the call: numba cannot compile conditional expressions among many arguments)
+    offsets = offset[t0:t0 + n] if len(offset) > 0 else offset
+    evidence = match_weight[m] if len(match_weight) > 0 else 1.0
+    scores = score[t0:t0 + n] if len(score) > 0 else score
     bad = rate_teams(team_start, t0, n, ident, weight, cav_mu, cav_var, p0, team_rank[t0:t0 + n], beta2, 0.0, margin,
                      MATCH_TOLERANCE, MATCH_ITERATIONS, tm, tv, size, pi, tau_msg, order, starts, iw, fw,
-                     new_mu, new_var, ORDERED)
+                     new_mu, new_var, ORDERED, offsets, evidence, scores, margin_scale, noise2)
     for p in range(p0, p1):
         k = slot_sv[p]
         lik_p[k], lik_t[k], msg_p[p], msg_t[p] = _renew(lik_p[k], lik_t[k], msg_p[p], msg_t[p], single[k],
@@ -255,8 +286,14 @@ def sweep(match_start: NDArray[np.int64], team_start: NDArray[np.int64], team_ra
            fwd_p: NDArray[np.float64], fwd_t: NDArray[np.float64], bwd_p: NDArray[np.float64],
            bwd_t: NDArray[np.float64], lik_p: NDArray[np.float64], lik_t: NDArray[np.float64],
            msg_p: NDArray[np.float64], msg_t: NDArray[np.float64], beta2: float, margin: float,
-           unconverged: NDArray[np.int64]) -> float:
+           unconverged: NDArray[np.int64], offset: NDArray[np.float64], match_weight: NDArray[np.float64],
+           score: NDArray[np.float64], margin_scale: float, noise2: float) -> float:
     """One backward and one forward sweep over the batches; return the largest move of a posterior.
+
+    What a result says beyond the order is read as :func:`~podium.kernels.trueskill.replay_trueskill` reads it
+    (each empty: none): ``offset[t]``, the team's advantage added to its performance mean; ``match_weight[m]``,
+    the power of the match's likelihood; ``score[t]`` (signed, NaN: none) with ``margin_scale > 0``, the scores
+    as Gaussian observations of the performances (noise ``noise2`` on a difference) in place of the order.
 
     Backward, from the second-last batch to the first: each skill variable's backward message is renewed from
     the same player's next skill variable, then the batch's matches are re-rated.  Forward, from the second batch
@@ -276,6 +313,9 @@ def sweep(match_start: NDArray[np.int64], team_start: NDArray[np.int64], team_ra
         most = max(most, sv_batch_start[b + 1] - sv_batch_start[b])
     old_mu = np.empty(most)
     old_sd = np.empty(most)
+    has_offset = len(offset) > 0
+    has_weight = len(match_weight) > 0
+    has_score = len(score) > 0 and margin_scale > 0.0
     step = 0.0
     for half in range(2):
         if n_batches == 1:
@@ -312,7 +352,7 @@ def sweep(match_start: NDArray[np.int64], team_start: NDArray[np.int64], team_ra
                 t0 = match_start[m]
                 if match_start[m + 1] - t0 == 2:
                     # Two teams: the operations of rate_teams for two teams (team sums in the same order,
-                    # two_teams, tilted_messages, condition), so the same numbers, written in this loop: a call
+                    # two_teams, outcome_messages, condition), so the same numbers, written in this loop: a call
                     # passing rate_teams its twenty arrays cost ten times a duel's arithmetic.
                     q0, mid, q1 = team_start[t0], team_start[t0 + 1], team_start[t0 + 2]
                     tm0 = tv0 = tm1 = tv1 = 0.0
@@ -329,12 +369,22 @@ def sweep(match_start: NDArray[np.int64], team_start: NDArray[np.int64], team_ra
                         else:
                             tm1 += wq * mq
                             tv1 += wq * wq * (vq + beta2)
+                    if has_offset:
+                        tm0 += offset[t0]
+                        tm1 += offset[t0 + 1]
+                    y0 = score[t0] if has_score else math.nan
+                    y1 = score[t0 + 1] if has_score else math.nan
                     pi0 = ta0 = pi1 = ta1 = 0.0
                     win, kind, eps = two_teams(team_rank[t0], team_rank[t0 + 1], margin, float(q1 - q0))
                     if win == 0:
-                        pi0, ta0, pi1, ta1 = tilted_messages(kind, eps, tm0, tv0, tm1, tv1)
+                        pi0, ta0, pi1, ta1 = outcome_messages(kind, eps, tm0, tv0, tm1, tv1, y0, y1, margin_scale,
+                                                              noise2)
                     elif win == 1:
-                        pi1, ta1, pi0, ta0 = tilted_messages(kind, eps, tm1, tv1, tm0, tv0)
+                        pi1, ta1, pi0, ta0 = outcome_messages(kind, eps, tm1, tv1, tm0, tv0, y1, y0, margin_scale,
+                                                              noise2)
+                    if has_weight:
+                        e = match_weight[m]
+                        pi0, ta0, pi1, ta1 = pi0 * e, ta0 * e, pi1 * e, ta1 * e
                     for q in range(q0, q1):
                         kk = slot_sv[q]
                         vq = cav_var[q - q0]
@@ -349,7 +399,8 @@ def sweep(match_start: NDArray[np.int64], team_start: NDArray[np.int64], team_ra
                 unconverged[0] += _update_match(m, match_start, team_start, team_rank, weight, slot_sv, single,
                                                 fwd_p, fwd_t, bwd_p, bwd_t, lik_p, lik_t, msg_p, msg_t, beta2,
                                                 margin, ident, cav_mu, cav_var, tm, tv, size, pi, tau_msg, order,
-                                                starts, iw, fw, new_mu, new_var)
+                                                starts, iw, fw, new_mu, new_var, offset, match_weight, score,
+                                                margin_scale, noise2)
             for k in range(k0, k1):
                 p = fwd_p[k] + bwd_p[k] + lik_p[k]
                 moved = max(abs((fwd_t[k] + bwd_t[k] + lik_t[k]) / p - old_mu[k - k0]),
@@ -409,9 +460,9 @@ def leave_one_out(match_start: NDArray[np.int64], team_start: NDArray[np.int64],
                    fwd_p: NDArray[np.float64], fwd_t: NDArray[np.float64], bwd_p: NDArray[np.float64],
                    bwd_t: NDArray[np.float64], lik_p: NDArray[np.float64], lik_t: NDArray[np.float64],
                    msg_p: NDArray[np.float64], msg_t: NDArray[np.float64], beta2: float, margin: float,
-                   out: NDArray[np.float64]) -> None:
+                   out: NDArray[np.float64], offset: NDArray[np.float64], outcome_var: float) -> None:
     """``out[m] = log P(outcome_m)`` under match ``m``'s cavities: its players' posteriors without that match
-    (EP's leave-one-out predictive; Opper & Winther 2000)."""
+    (EP's leave-one-out predictive; Opper & Winther 2000), predicted as :func:`outcome_priors` does."""
     width = most_teams(match_start)
     tm, tv, size = np.empty(width), np.empty(width), np.empty(width)
     cav_mu = np.empty(len(slot_sv))
@@ -423,7 +474,8 @@ def leave_one_out(match_start: NDArray[np.int64], team_start: NDArray[np.int64],
             k = slot_sv[p]
             cav_mu[p], cav_var[p - p0] = _cavity(fwd_p[k], fwd_t[k], bwd_p[k], bwd_t[k], lik_p[k], lik_t[k],
                                                  msg_p[p], msg_t[p], single[k])
-        team_priors(team_start, t0, n, ident, weight, cav_mu, cav_var, p0, beta2, 0.0, tm, tv, size)
+        outcome_priors(team_start, t0, n, ident, weight, cav_mu, cav_var, p0, beta2, offset, outcome_var, tm, tv,
+                       size)
         out[m] = team_log_outcome(tm[:n], tv[:n], team_rank[t0:t0 + n], size[:n], margin, ORDERED)
 
 

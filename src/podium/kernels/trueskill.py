@@ -199,13 +199,16 @@ def rate_teams(
     size: NDArray[np.float64], pi: NDArray[np.float64], tau_msg: NDArray[np.float64], order: NDArray[np.int64],
     starts: NDArray[np.int64], iw: NDArray[np.int64], fw: NDArray[np.float64], new_mu: NDArray[np.float64],
     new_var: NDArray[np.float64], update: int = ORDERED, offset: NDArray[np.float64] = np.empty(0),
-    evidence: float = 1.0,
+    evidence: float = 1.0, score: NDArray[np.float64] = np.empty(0), margin_scale: float = 0.0,
+    noise2: float = 0.0,
 ) -> int:
     """The update of a match of three or more teams: each player's change of mean and new variance.
 
     ``offset[t]`` (empty: none) is added to team ``t``'s performance mean (its advantage), and the messages are
     raised to the power ``evidence`` (the match's weight: a tempered likelihood, whose Gaussian messages scale in
-    their natural parameters).
+    their natural parameters).  When the model reads margins (``margin_scale > 0``) and every team has a score
+    (``score[t]``, signed so that higher is better; NaN: none), the scores' Gaussian likelihood
+    (:func:`score_messages`, noise ``noise2`` on a difference) replaces the order's: exact in one step.
 
     ``update``: :data:`~podium.kernels.ep.ORDERED`, expectation propagation on the chain of places, each only
     ordered (``d > 0``), a tied group in each of its rotations; :data:`~podium.kernels.ep.CHAIN`, the paper's
@@ -225,6 +228,14 @@ def rate_teams(
     team_priors(team_start, t0, n, row, weight, mu, var, p0, beta2, center, tm, tv, size)
     for t in range(len(offset)):
         tm[t] += offset[t]
+    if margin_scale > 0.0 and len(score) > 0 and all_scored(score, 0, n):
+        zs = fw[0]  # the scores in skill units (EP's workspace is free: no EP runs)
+        for t in range(n):
+            zs[t] = margin_scale * score[t]
+        score_messages(tm, tv, zs, n, noise2, pi, tau_msg)
+        temper(pi, tau_msg, n, evidence)
+        apply_messages(team_start, t0, n, row, weight, var, p0, tm, tv, pi, tau_msg, new_mu, new_var)
+        return 0
     if update == EXACT:
         ok = exact_messages(tm[:n], tv[:n], rank, size[:n], margin, pi, tau_msg, fw[0], fw[1])
         temper(pi, tau_msg, n, evidence)
@@ -373,7 +384,6 @@ def replay_trueskill(
     tm, tv, size, pi, tau_msg, order, starts, iw, fw, new_mu, new_var = match_workspace(most_teams(match_start),
                                                                                         players)
     var = np.empty(players)
-    zs = np.empty(most_teams(match_start) if len(score) > 0 and margin_scale > 0.0 else 0)  # scores in skill units
     beta2, tau2, drift2 = beta * beta, tau * tau, drift * drift
     has_offset = len(offset) > 0
     has_weight = len(match_weight) > 0
@@ -459,20 +469,13 @@ def replay_trueskill(
                     kind, eps, tm[win], tv[win], tm[lose], tv[lose], y_win, y_lose, margin_scale, margin_noise2)
             temper(pi, tau_msg, 2, evidence)
             apply_messages(team_start, t0, n, row, weight, var, p0, tm, tv, pi, tau_msg, new_mu, new_var)
-        elif has_score and all_scored(score, t0, n):
-            # every team scored: the scores' Gaussian likelihood in place of the order's, exact in one step
-            team_priors(team_start, t0, n, row, weight, mu, var, p0, beta2, center, tm, tv, size)
-            for t in range(n):
-                if has_offset:
-                    tm[t] += offset[t0 + t]
-                zs[t] = margin_scale * score[t0 + t]
-            score_messages(tm, tv, zs, n, margin_noise2, pi, tau_msg)
-            temper(pi, tau_msg, n, evidence)
-            apply_messages(team_start, t0, n, row, weight, var, p0, tm, tv, pi, tau_msg, new_mu, new_var)
         else:
+            # (slices taken before the call: numba cannot compile conditional expressions among many arguments)
+            offsets = offset[t0:t0 + n] if has_offset else offset
+            scores = score[t0:t0 + n] if has_score else score
             unconverged += rate_teams(team_start, t0, n, row, weight, mu, var, p0, rank, beta2, center, margin,
                                       tolerance, max_iterations, tm, tv, size, pi, tau_msg, order, starts, iw, fw,
-                                      new_mu, new_var, update, offset[t0:t0 + n] if has_offset else offset, evidence)
+                                      new_mu, new_var, update, offsets, evidence, scores, margin_scale, margin_noise2)
         for p in range(p0, p1):
             r = row[p]
             mu[r] += new_mu[p - p0]

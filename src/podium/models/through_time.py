@@ -47,6 +47,7 @@ from numpy.typing import NDArray
 from ..data.match import Match
 from ..data.matches import Matches
 from ..data.rating import Rating, leaderboard_rows
+from ..kernels.common import signed_scores, team_offsets
 from ..kernels.ep import ORDERED
 from ..kernels.levels import (LEVEL_KNOTS, hat_weights, level_constant, level_system, shift_invariant, shift_levels,
                               solve_spd)
@@ -54,7 +55,7 @@ from ..kernels.through_time import (MATCH_ITERATIONS, MATCH_TOLERANCE, chain_mes
                                     from_filter, leave_one_out, permute, structure, sweep)
 from ..kernels.trueskill import SIGMA_MAX, replay_trueskill
 from .base import Hyperparameters
-from .trueskill import ConvergenceWarning, TrueSkill
+from .trueskill import ConvergenceWarning, GaussianMargins, TrueSkill
 
 __all__ = ["TrueSkillThroughTime", "Smoothed"]
 
@@ -257,7 +258,7 @@ class Smoothed:
 
 
 # -- the model ------------------------------------------------------------------------------------------------
-class TrueSkillThroughTime(Hyperparameters):
+class TrueSkillThroughTime(GaussianMargins, Hyperparameters):
     """TrueSkill Through Time: TrueSkill smoothed over the whole history (Dangauthier et al. 2007).
 
     Parameters
@@ -272,12 +273,18 @@ class TrueSkillThroughTime(Hyperparameters):
     draw_probability : float, default 0.10
         Probability of a draw between two equal one-player teams; the draw margin is TrueSkill's,
         ``Phi^-1((p + 1)/2) sqrt(n1 + n2) beta``.  With 0, a history with a draw is refused.
+    advantage, margin_scale, margin_noise : float, float or None, float or None
+        What a result says beyond the order, read as :class:`podium.TrueSkill` reads it (its docstring gives the
+        equations): the advantage a match records adds ``advantage`` to the team's performance mean; with
+        ``margin_scale`` the scores of a match whose teams all scored are Gaussian observations of their
+        performances in place of the order; a match's ``weight`` raises its likelihood to that power, in the
+        first pass and in every sweep alike.  All fitted by :func:`podium.fit` where the history records them.
 
     Notes
     -----
     A match's factor graph, non-finishers included, is :class:`podium.TrueSkill`'s (the same compiled code).
     :meth:`smooth` with ``max_iterations=0`` runs only the first, filtering pass: on a history with times its
-    ratings are those of ``TrueSkill(mu=mu, sigma=sigma, beta=beta, tau=0, drift=gamma, draw_probability=...)``
+    ratings are those of ``TrueSkill(mu=mu, sigma=sigma, beta=beta, tau=0, drift=gamma, center=False, ...)``
     replayed in time order (without times the smoother's clock is the match index, which TrueSkill's ``drift``
     does not see; the reference package instead adds ``gamma^2`` once per appearance).  Where a match has a
     tied group of three or more teams, TrueSkill's rotation average is used (the reference package chains such a
@@ -290,9 +297,13 @@ class TrueSkillThroughTime(Hyperparameters):
     beta: float
     gamma: float
     draw_probability: float
+    advantage: float
+    margin_scale: float | None
+    margin_noise: float | None
 
-    _fit_space = {"beta": "positive", "gamma": "positive", "sigma": "positive", "draw_probability": "probability"}
-    _fit_default = ("beta", "gamma")
+    _fit_space = {"beta": "positive", "gamma": "positive", "sigma": "positive", "draw_probability": "probability",
+                  "advantage": "real", "margin_scale": "positive", "margin_noise": "positive"}
+    _fit_default = ("beta", "gamma", "advantage", "margin_scale", "margin_noise")
 
     def _fit_start(self, name: str) -> float:
         if name == "gamma" and self.gamma == 0:
@@ -300,9 +311,12 @@ class TrueSkillThroughTime(Hyperparameters):
         return float(getattr(self, name))
 
     def __init__(self, *, mu: float = 0.0, sigma: float = 6.0, beta: float = 1.0, gamma: float = 0.03,
-                 draw_probability: float = 0.10) -> None:
+                 draw_probability: float = 0.10, advantage: float = 0.0, margin_scale: float | None = None,
+                 margin_noise: float | None = None) -> None:
         self._init_params(mu=(mu, "finite"), sigma=(sigma, "positive"), beta=(beta, "positive"),
-                          gamma=(gamma, "non_negative"), draw_probability=(draw_probability, "probability"))
+                          gamma=(gamma, "non_negative"), draw_probability=(draw_probability, "probability"),
+                          advantage=(advantage, "finite"), margin_scale=(margin_scale, "positive or None"),
+                          margin_noise=(margin_noise, "positive or None"))
         for name in ("sigma", "beta", "gamma"):
             # sigma's square inverted is the priors' precision, on which the field's level rests: at 1e150 it is
             # 1e-300, at the edge of the floats, and the sweeps lose the level.
@@ -312,11 +326,13 @@ class TrueSkillThroughTime(Hyperparameters):
                                  f"Got {getattr(self, name)!r} instead.")
         self._filter = TrueSkill(mu=float(mu), sigma=float(sigma), beta=float(beta), tau=0.0, drift=float(gamma),
                                  draw_probability=float(draw_probability), tolerance=MATCH_TOLERANCE,
-                                 max_iterations=MATCH_ITERATIONS)
+                                 max_iterations=MATCH_ITERATIONS, center=False, advantage=float(advantage),
+                                 margin_scale=margin_scale, margin_noise=margin_noise)
 
     @property
     def filter(self) -> TrueSkill:
-        """The online model of the first pass: ``TrueSkill(..., tau=0, drift=gamma)`` with the same factors."""
+        """The online model of the first pass: ``TrueSkill(..., tau=0, drift=gamma, center=False)`` with the same
+        factors (the smoother sums teams as the paper does; with ``mu = 0``, its default, the two sums agree)."""
         return self._filter
 
     def smooth(self, matches: Matches | Iterable[Match], *, tolerance: float = 1e-6, max_iterations: int = 100,
@@ -357,8 +373,18 @@ class TrueSkillThroughTime(Hyperparameters):
         if self.draw_probability == 0.0:
             self._refuse_draws(packed)
         order = np.argsort(time, kind="stable")
-        ms, ts, tr, pl, wt = permute(packed.match_start, packed.team_start, packed.team_rank, packed.player,
-                                         packed.weight, order)
+        ms, ts, tr, pl, wt, tix = permute(packed.match_start, packed.team_start, packed.team_rank, packed.player,
+                                          packed.weight, order)
+        # What a result says beyond the order, in the smoothed order (each empty: none).
+        f = self._filter
+        offset = team_offsets(packed, float(self.advantage))
+        offset = offset[tix] if len(offset) else offset
+        evidence = packed.match_weight[order] if packed.match_weight is not None else np.empty(0)
+        score = signed_scores(packed) if self.margin_scale is not None else np.empty(0)
+        score = score[tix] if len(score) else score
+        scale = 0.0 if self.margin_scale is None else float(self.margin_scale)
+        noise2 = self._margin_noise2
+        outcome_var = self._outcome_var
         st = time[order]
         n_players = len(packed.players)
         slot_sv, sv_player, sv_prev, sv_next, sv_time, batch_start, sv_batch_start, sv_match = structure(
@@ -367,14 +393,14 @@ class TrueSkillThroughTime(Hyperparameters):
         sv_games = np.bincount(slot_sv, minlength=k)  # matches of each skill variable
         single = sv_games == 1  # a skill with one match: its cavity is exact
         # The first pass: TrueSkill's online replay, by its own kernel.
-        f = self._filter
         mu = np.full(n_players, float(self.mu))
         sd = np.full(n_players, float(self.sigma))
         hist_mu = np.empty(len(pl))
         hist_sd = np.empty(len(pl))
         bad = replay_trueskill(ms, ts, tr, pl, wt, st, mu, sd, np.zeros(n_players, dtype=np.int64),
                                np.full(n_players, np.nan), hist_mu, hist_sd, np.empty(0), float(self.beta), 0.0,
-                               float(self.gamma), f._margin, MATCH_TOLERANCE, MATCH_ITERATIONS, 0.0, ORDERED)
+                               float(self.gamma), f._margin, MATCH_TOLERANCE, MATCH_ITERATIONS, 0.0, ORDERED, offset,
+                               evidence, score, scale, noise2)
         fwd = np.empty((2, k))
         bwd = np.zeros((2, k))
         lik = np.empty((2, k))
@@ -384,7 +410,7 @@ class TrueSkillThroughTime(Hyperparameters):
         beta2 = float(self.beta) ** 2
         from_filter(ms, ts, tr, pl, wt, st, slot_sv, hist_mu, hist_sd, n_players, float(self.mu),
                      float(self.sigma), gamma2, beta2, f._margin, fwd[0], fwd[1], lik[0], lik[1], msg[0], msg[1],
-                     online)
+                     online, offset, outcome_var)
         filtered = None
         if max_iterations == 0:  # the first pass's posteriors are the replay's ratings themselves
             last = np.full(k, -1, dtype=np.int64)
@@ -395,7 +421,7 @@ class TrueSkillThroughTime(Hyperparameters):
         prior_t = float(self.mu) * prior_p
         unconverged = np.zeros(1, dtype=np.int64)
         unconverged[0] = bad
-        invariant = shift_invariant(ms, ts, wt)
+        invariant = shift_invariant(ms, ts, wt, tr, score, evidence)
         batch_time = sv_time[sv_batch_start[:-1]]
         picks = np.linspace(0, len(batch_time) - 1, min(len(batch_time), LEVEL_KNOTS)).round().astype(np.int64)
         knots = batch_time[:1] if gamma2 == 0.0 else np.unique(batch_time[picks])
@@ -416,7 +442,8 @@ class TrueSkillThroughTime(Hyperparameters):
             for done in range(1, max_iterations + 1):
                 step = sweep(ms, ts, tr, wt, slot_sv, single, sv_prev, sv_next, sv_time, batch_start,
                               sv_batch_start, prior_p, prior_t, gamma2, fwd[0], fwd[1], bwd[0], bwd[1], lik[0],
-                              lik[1], msg[0], msg[1], beta2, f._margin, unconverged)
+                              lik[1], msg[0], msg[1], beta2, f._margin, unconverged, offset, evidence, score, scale,
+                              noise2)
                 if self._correct_level:
                     self._level(ms, ts, invariant, hats, len(knots), slot_sv, sv_prev, sv_next, sv_time, prior_p, prior_t,
                                 gamma2, fwd, bwd, lik, msg)
@@ -460,7 +487,7 @@ class TrueSkillThroughTime(Hyperparameters):
                           "updates use the last sweep.", ConvergenceWarning, stacklevel=2)
         loo = np.empty(n_m)
         leave_one_out(ms, ts, tr, wt, slot_sv, single, fwd[0], fwd[1], bwd[0], bwd[1], lik[0], lik[1], msg[0],
-                       msg[1], beta2, f._margin, loo)
+                       msg[1], beta2, f._margin, loo, offset, outcome_var)
         chain = np.empty(n_m)
         chain[order] = online  # back to the history's order
         return Smoothed(self, packed.players, packed.time_is_date and not unknown.all(), sv_player, sv_time,

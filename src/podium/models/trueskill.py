@@ -83,7 +83,44 @@ class ConvergenceWarning(UserWarning):
     """Expectation propagation reached ``max_iterations`` before its messages settled to ``tolerance``."""
 
 
-class TrueSkill(Model):
+class GaussianMargins:
+    """What TrueSkill and TrueSkill Through Time share to read advantages and scores (``advantage``,
+    ``margin_scale``, ``margin_noise``, in skill units; :class:`TrueSkill` documents them): the noise, the
+    predictive variance it adds, and where :func:`podium.fit` starts them."""
+
+    beta: float
+    margin_scale: float | None
+    margin_noise: float | None
+
+    def _fit_unit(self, name: str) -> float:
+        return float(self.beta) if name == "advantage" else 1.0
+
+    def _fit_prepare(self, matches: Matches, names: Sequence[str]) -> Any:
+        """Margins start from one score point worth a typical two-team difference over ``2 beta`` (the mean
+        absolute score difference of the history's two-team matches), the noise at ``2 beta``."""
+        if not any(n in names for n in ("margin_scale", "margin_noise")) or matches.score is None:
+            return self
+        params = self.get_params()  # type: ignore[attr-defined]
+        if params["margin_scale"] is None:
+            params["margin_scale"] = 2.0 * float(self.beta) / typical_margin(matches)
+        if params["margin_noise"] is None:
+            params["margin_noise"] = 2.0 * float(self.beta)
+        return type(self)(**params)
+
+    @property
+    def _margin_noise2(self) -> float:
+        """The margin observation's noise variance (``margin_noise``, or ``2 beta``, squared)."""
+        noise = 2.0 * float(self.beta) if self.margin_noise is None else float(self.margin_noise)
+        return noise * noise
+
+    @property
+    def _outcome_var(self) -> float:
+        """What each team's predictive performance variance gains when the model reads margins: half the margin
+        noise's (an outcome is then the sign of the observed score difference, noise and all); 0 otherwise."""
+        return 0.5 * self._margin_noise2 if self.margin_scale is not None else 0.0
+
+
+class TrueSkill(GaussianMargins, Model):
     """TrueSkill (Herbrich, Minka & Graepel 2007): skills with uncertainty, learnt by expectation propagation.
 
     Parameters
@@ -191,21 +228,6 @@ class TrueSkill(Model):
     margin_scale: float | None
     margin_noise: float | None
 
-    def _fit_unit(self, name: str) -> float:
-        return float(self.beta) if name == "advantage" else 1.0
-
-    def _fit_prepare(self, matches: Matches, names: Sequence[str]) -> Any:
-        """Margins start from one score point worth a typical two-team difference over ``2 beta`` (the mean
-        absolute score difference of the history's two-team matches), the noise at ``2 beta``."""
-        if not any(n in names for n in ("margin_scale", "margin_noise")) or matches.score is None:
-            return self
-        params = self.get_params()
-        if params["margin_scale"] is None:
-            params["margin_scale"] = 2.0 * float(self.beta) / typical_margin(matches)
-        if params["margin_noise"] is None:
-            params["margin_noise"] = 2.0 * float(self.beta)
-        return type(self)(**params)
-
     def _fit_start(self, name: str) -> float:
         if name == "drift" and self.drift == 0:
             return max(float(self.tau), float(self.sigma) / 100.0)  # per unit of time; a small nonzero start
@@ -251,18 +273,6 @@ class TrueSkill(Model):
             raise ValueError(f"'ratings[{name!r}]' has sigma={rating.sigma!r}; TrueSkill accepts sigma from 0 to "
                              f"{SIGMA_MAX:g} (its square must stay a finite float).")
         return rating
-
-    @property
-    def _margin_noise2(self) -> float:
-        """The margin observation's noise variance (``margin_noise``, or ``2 beta``, squared)."""
-        noise = 2.0 * float(self.beta) if self.margin_noise is None else float(self.margin_noise)
-        return noise * noise
-
-    @property
-    def _outcome_var(self) -> float:
-        """What each team's predictive performance variance gains when the model reads margins: half the margin
-        noise's (an outcome is then the sign of the observed score difference, noise and all); 0 otherwise."""
-        return 0.5 * self._margin_noise2 if self.margin_scale is not None else 0.0
 
     def draw_margin(self, players: int = 2) -> float:
         """The draw margin ``eps`` for a comparison of two teams with ``players`` players in all."""
