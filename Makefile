@@ -18,8 +18,10 @@ $(STAMP): $(BIN)/python pyproject.toml
 demo: $(STAMP)
 	$(BIN)/podium demo
 
+# On every core (pytest-xdist; `-n 0` in PYTEST_ADDOPTS runs it in one process): tests share nothing but
+# PostgreSQL, where each takes its own schema.
 test: $(STAMP)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n auto
 
 # The Hypothesis searches of the ordering engine against mpmath (minutes; left out of `make test`).
 test-slow: $(STAMP)
