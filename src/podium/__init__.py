@@ -20,7 +20,7 @@ from .evaluation import plot
 from .evaluation.fit import FitResult, fit
 from .evaluation.prequential import Report, evaluate
 from .integrity.audit import Audit, Flag, audit
-from .models import (ConvergenceWarning, Elo, EloMMR, Glicko2, Model, PairwiseElo, PlackettLuce, Smoothed, SmoothTrajectory, Thurstone,
+from .models import (ByContext, ConvergenceWarning, Elo, EloMMR, Glicko2, Model, PairwiseElo, PlackettLuce, Smoothed, SmoothTrajectory, Thurstone,
                      TrueSkill, TrueSkillThroughTime)
 
 # ``podium.plot`` is documented as a module of its own: the same module object as podium.evaluation.plot
@@ -29,7 +29,7 @@ _sys.modules[f"{__name__}.plot"] = plot
 
 __all__ = [
     "AbuseSimulation", "Audit", "Flag", "audit", "scan_matches", "simulate_abuse",
-    "ConvergenceWarning", "Elo", "EloMMR", "FitResult", "Glicko2", "League", "LeaderboardRow", "Match", "MatchError", "Matches", "Model", "PairwiseElo", "PlayerState",
+    "ByContext", "ConvergenceWarning", "Elo", "EloMMR", "FitResult", "Glicko2", "League", "LeaderboardRow", "Match", "MatchError", "Matches", "Model", "PairwiseElo", "PlayerState",
     "PlackettLuce", "Rating", "Report", "Simulation", "Smoothed", "SmoothTrajectory", "Thurstone", "Trajectory", "TrueSkill",
     "TrueSkillThroughTime", "evaluate", "fit", "read_matches", "simulate", "write_matches",
     "Components", "ThinLink", "components",

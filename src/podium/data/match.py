@@ -6,8 +6,8 @@ was played), the checks that name a bad field, and match times.  Many matches in
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone
 from typing import Any
 
@@ -140,6 +140,10 @@ class Match:
     weight : float, default 1
         The match's importance: a positive number by which the models scale what they learn from it (the
         step of the Elo family, the evidence of the Bayesian models).  Not partial play (that is ``weights``).
+    meta : dict, optional
+        Anything else about the match (``{"surface": "Clay", "league": "Serie A"}``), the JSONL record's
+        ``meta``: kept as given, and read by a model whose advantage is a :class:`podium.ByContext` (one advantage
+        per context).
 
     Raises
     ------
@@ -163,6 +167,7 @@ class Match:
     higher_is_better: bool
     advantage: tuple[float, ...] | None
     weight: float
+    meta: dict[str, Any] | None = field(hash=False)
 
     def __init__(
         self,
@@ -176,6 +181,7 @@ class Match:
         higher_is_better: bool = True,
         advantage: Sequence[float | bool] | None = None,
         weight: float = 1.0,
+        meta: Mapping[str, Any] | None = None,
     ) -> None:
         set_ = object.__setattr__
         set_(self, "teams", _check_teams(teams))
@@ -192,6 +198,7 @@ class Match:
         set_(self, "id", id)
         set_(self, "advantage", check_advantage(advantage, n))
         set_(self, "weight", check_match_weight(weight))
+        set_(self, "meta", _check_meta(meta))
 
     @classmethod
     def from_scores(
@@ -264,6 +271,8 @@ class Match:
             record["advantage"] = [plain_number(a) for a in self.advantage]
         if self.weight != 1.0:
             record["weight"] = plain_number(self.weight)
+        if self.meta is not None:
+            record["meta"] = dict(self.meta)
         return record
 
 
@@ -283,6 +292,14 @@ def _record_time(time: Time) -> float | int | str | None:
     if isinstance(time, (np.integer, np.floating)):
         return time.item()
     return time
+
+
+def _check_meta(meta: Any) -> dict[str, Any] | None:
+    if meta is None:
+        return None
+    if not isinstance(meta, Mapping) or not all(isinstance(k, str) for k in meta):
+        raise MatchError(f"'meta' must be a mapping with string keys, or None. Got {_show(meta)}.")
+    return dict(meta)
 
 
 def _check_teams(teams: Any) -> tuple[tuple[str, ...], ...]:

@@ -195,7 +195,7 @@ class Matches(Sequence[Match]):
         for m, match in enumerate(matches):
             if not isinstance(match, Match):
                 raise MatchError(f"matches[{m}] must be a podium.Match. Got {_show(match)}.")
-            packer.append(match.teams, match.ranks, match.weights, match.time, match.id, None, match.scores,
+            packer.append(match.teams, match.ranks, match.weights, match.time, match.id, match.meta, match.scores,
                           match.higher_is_better, match.advantage, match.weight)
         return packer.build()
 
@@ -413,7 +413,8 @@ class Matches(Sequence[Match]):
                      higher_is_better=True if scores is None or self.higher_is_better is None
                      else bool(self.higher_is_better[j]),
                      advantage=None if self.advantage is None else self.advantage[t0:t1].tolist(),
-                     weight=1.0 if self.match_weight is None else float(self.match_weight[j]))
+                     weight=1.0 if self.match_weight is None else float(self.match_weight[j]),
+                     meta=None if self.meta is None else self.meta[j])
 
     def __repr__(self) -> str:
         return f"Matches({len(self)} matches, {len(self.players)} players)"

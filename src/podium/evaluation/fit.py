@@ -37,7 +37,7 @@ from scipy.optimize import minimize, minimize_scalar
 
 from ..data.match import Match
 from ..data.matches import Matches
-from ..models.base import Model
+from ..models.base import Model, split_fit_name
 from ..models.through_time import TrueSkillThroughTime
 from ..models.trueskill import ConvergenceWarning
 from .prequential import (Report, _as_matches, _check_count, _check_executor, _check_metric, _gather, _score, Structure,
@@ -217,8 +217,9 @@ def fit(
     if isinstance(params, str) or not names:
         raise ValueError(f"'params' must be a non-empty list of names among {list(space)}. Got {params!r}.")
     for name in names:
-        if name not in space:
-            raise ValueError(f"{cls.__name__} cannot fit {name!r}; 'params' must be among {list(space)}.")
+        if not isinstance(name, str) or not base._fit_known(name):
+            raise ValueError(f"{cls.__name__} cannot fit {name!r}; 'params' must be among {list(space)} (and "
+                             "'advantage[context]' for a podium.ByContext advantage).")
     if len(set(names)) != len(names):
         raise ValueError(f"'params' names a parameter twice: {names!r}.")
     if not smoother:
@@ -232,7 +233,7 @@ def fit(
     if cut < 1 or (cut >= len(packed) and not whole):
         raise ValueError(f"'split' = {split!r} of {len(packed)} matches leaves no training or no held-out match.")
     if params is None:  # leave out what this history cannot inform (a team spread in one-on-one games)
-        names = [n for n in names if base._fit_informed(n, packed)]
+        names = base._fit_expand([n for n in names if base._fit_informed(n, packed)], packed[:cut])
     base = base._fit_prepare(packed, names)
     if max_evaluations is None:
         max_evaluations = 40 if len(names) == 1 else 80 * len(names)
@@ -253,7 +254,7 @@ def fit(
     sign = -1.0 if metric == "log_likelihood" else 1.0
     return FitResult(
         model=fitted, score=report[cls.__name__][metric], train_score=sign * train_value,
-        params={n: float(getattr(fitted, n)) for n in names}, metric=metric, split=cut,
+        params={n: fitted._fit_value(n) for n in names}, metric=metric, split=cut,
         evaluations=evaluations, seconds=time.perf_counter() - began, report=report,
     )
 
@@ -301,15 +302,14 @@ def _optimize(base: Any, names: list[str], score: Callable[[Any], float], max_ev
     simplex, :func:`_first_points`) and ``base`` are scored as its tasks first; the search then takes those
     values in its own order, so its decisions, and the result, are the same as without one."""
     cls = type(base)
-    domains = [cls._fit_space[n] for n in names]
-    fixed = base.get_params()
-    units = [base._fit_unit(n) for n in names]
+    domains = [cls._fit_space[split_fit_name(n)[0]] for n in names]
+    units = [base._fit_unit(split_fit_name(n)[0]) for n in names]
     x0 = np.array([_to_free(d, base._fit_start(n), u) for n, d, u in zip(names, domains, units)])
     evaluations = 0
     best_seen: list[Any] = [x0, math.inf]  # the search stops at the budget and keeps the best point so far
 
     def build(x: Sequence[float] | np.ndarray) -> Any:
-        return cls(**{**fixed, **{n: _from_free(d, float(v), u) for n, d, v, u in zip(names, domains, x, units)}})
+        return cls(**base._fit_params({n: _from_free(d, float(v), u) for n, d, v, u in zip(names, domains, x, units)}))
 
     ahead: dict[bytes, Future[float]] = {}  # scores sent ahead to the executor, by the point's bytes
     start_future: Future[float] | None = None
@@ -372,7 +372,7 @@ def _fit_smoother(base: TrueSkillThroughTime, packed: Matches, names: list[str],
         report = evaluate(packed, {name: fitted}, start=cut)
     return FitResult(
         model=fitted, score=report[name]["log_likelihood"], train_score=-train_value,
-        params={n: float(getattr(fitted, n)) for n in names}, metric="log_evidence", split=cut,
+        params={n: fitted._fit_value(n) for n in names}, metric="log_evidence", split=cut,
         evaluations=evaluations, seconds=time.perf_counter() - began, report=report,
     )
 

@@ -123,7 +123,8 @@ def _pair_log_probs(kind: int, shape: float, loc: NDArray[np.float64], scale: ND
 def slot_view(matches: Matches) -> Matches:
     """The same history with one player per slot, to read per-slot ratings (slot ``p``'s player is ``p``)."""
     return Matches(matches.match_start, matches.team_start, matches.team_rank, np.arange(len(matches.player)),
-                   matches.weight, matches.time, matches.players, validate=False, has_weights=matches.has_weights,
+                   matches.weight, matches.time, matches.players, matches.ids, matches.meta, validate=False,
+                   has_weights=matches.has_weights,
                    **matches.extras())
 
 

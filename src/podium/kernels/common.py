@@ -169,11 +169,19 @@ def _team_strengths(team_start: NDArray[np.int64], row: NDArray[np.int64], weigh
     return out
 
 
-def team_offsets(matches: Matches, advantage: float) -> NDArray[np.float64]:
+def team_offsets(matches: Matches, advantage: float,
+                 per_match: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
     """Each team's advantage in rating units, ``advantage * matches.advantage[t]`` (``docs/design.md``, "What a
-    result says"): what a model adds to the team's strength.  Empty (the kernels' "none", which keeps their plain
-    arithmetic to the bit) when the history records no advantage or the model's ``advantage`` is 0."""
-    if matches.advantage is None or advantage == 0.0:
+    result says"): what a model adds to the team's strength.  ``per_match[m]``, when given, is each match's own
+    value in place of ``advantage`` (one per context: :class:`podium.ByContext`).  Empty (the kernels' "none",
+    which keeps their plain arithmetic to the bit) when the history records no advantage or every value is 0."""
+    if matches.advantage is None:
+        return np.empty(0)
+    if per_match is not None:
+        if not per_match.any():
+            return np.empty(0)
+        return np.repeat(per_match, np.diff(matches.match_start)) * matches.advantage
+    if advantage == 0.0:
         return np.empty(0)
     return advantage * matches.advantage
 
@@ -200,9 +208,8 @@ def all_scored(score: NDArray[np.float64], t0: int, n: int) -> bool:
 
 
 def team_strengths(matches: Matches, mu: NDArray[np.float64], initial: float = 0.0,
-                   advantage: float = 0.0) -> NDArray[np.float64]:
+                   offset: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
     """Partial-play weighted sums of ``mu - initial`` over each team of ``matches`` (player indices into ``mu``),
-    plus the team's :func:`team_offsets` for a model whose advantage is ``advantage``."""
+    plus each team's advantage ``offset[t]`` (:func:`team_offsets`; None or empty: none)."""
     sums = _team_strengths(matches.team_start, matches.player, matches.weight, mu, initial)
-    offset = team_offsets(matches, advantage)
-    return sums + offset if len(offset) else sums
+    return sums + offset if offset is not None and len(offset) else sums

@@ -1,6 +1,7 @@
 """podium's models: one file per family; ``base`` holds the shared contract."""
 
 from .base import LikelihoodModel, Model
+from .context import ByContext
 from .elo import Elo, PairwiseElo
 from .elo_mmr import EloMMR
 from .glicko import Glicko2
@@ -9,7 +10,7 @@ from .through_time import Smoothed, SmoothTrajectory, TrueSkillThroughTime
 from .thurstone import Thurstone
 from .trueskill import ConvergenceWarning, TrueSkill
 
-__all__ = ["Model", "LikelihoodModel", "Elo", "PairwiseElo", "PlackettLuce", "Thurstone", "TrueSkill", "ConvergenceWarning", "MODELS",
+__all__ = ["ByContext", "Model", "LikelihoodModel", "Elo", "PairwiseElo", "PlackettLuce", "Thurstone", "TrueSkill", "ConvergenceWarning", "MODELS",
            "TrueSkillThroughTime", "Smoothed", "SmoothTrajectory", "Glicko2", "EloMMR"]
 
 #: Command-line names of the models.

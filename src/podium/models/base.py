@@ -29,20 +29,20 @@ from ..kernels.common import History, State, match_spread, state_rows, team_offs
 from ..kernels.elo import GAUSSIAN, LOGISTIC, replay_likelihood, spread_pairs
 from ..kernels.trueskill import log_match_quality
 from ..ordering import log_win_probabilities, rank_probabilities
+from .context import ByContext
 
 __all__ = ["Model", "LikelihoodModel"]
 
 #: What :meth:`Hyperparameters._init_params` checks a hyperparameter against: the validator of that name, the
 #: ``" or None"`` forms letting None through as well.
-ParamKind = Literal["finite", "positive", "non_negative", "probability", "positive_int",
+ParamKind = Literal["finite", "positive", "non_negative", "probability", "positive_int", "advantage",
                     "finite or None", "positive or None", "non_negative or None"]
 
 
 def fit_start(model: Any, name: str) -> float:
     """Where :func:`podium.fit` starts a parameter of the Elo family or Thurstone: its value, or for ``spread``
     and ``provisional`` at 0 (valid models, but not a start on fit's log scale) a small one."""
-    value = getattr(model, name)
-    value = 0.0 if value is None else float(value)
+    value = model._fit_value(name)
     if name == "spread":
         return max(value, 1e-3)
     if name == "provisional":
@@ -52,6 +52,14 @@ def fit_start(model: Any, name: str) -> float:
     if name == "margin_autocorrelation":
         return max(value, 0.05)
     return value
+
+
+def split_fit_name(name: str) -> tuple[str, str | None]:
+    """``"advantage[Clay]"`` -> ``("advantage", "Clay")``; a plain name -> ``(name, None)``."""
+    if name.endswith("]") and "[" in name:
+        base, _, context = name[:-1].partition("[")
+        return base, context
+    return name, None
 
 
 def typical_margin(matches: Matches) -> float:
@@ -101,7 +109,54 @@ class Hyperparameters:
 
     def _fit_start(self, name: str) -> float:
         """Where :func:`podium.fit` starts ``name``: its current value (models override where that is 0)."""
-        return float(getattr(self, name))
+        return self._fit_value(name)
+
+    # -- what fit reads and writes: plain names, and "advantage[context]" for a ByContext advantage -------
+    def _fit_value(self, name: str) -> float:
+        """The current value of fit's parameter ``name`` (None counts as 0): ``"advantage[Clay]"`` is a
+        :class:`ByContext` advantage's value in that context, ``"advantage"`` its default."""
+        base, context = split_fit_name(name)
+        value = getattr(self, base)
+        if isinstance(value, ByContext):
+            return value.default if context is None else value.value(context)
+        return 0.0 if value is None else float(value)
+
+    def _fit_params(self, values: Mapping[str, float]) -> dict[str, Any]:
+        """The constructor's arguments with fit's ``values`` set (context values into the ByContext)."""
+        params = self.get_params()
+        for name, value in values.items():
+            base, context = split_fit_name(name)
+            current = params[base]
+            params[base] = current.with_value(context, value) if isinstance(current, ByContext) else value
+        return params
+
+    def _fit_known(self, name: str) -> bool:
+        """Whether fit can fit ``name``: one of :attr:`_fit_space`, or a context of a ByContext advantage."""
+        base, context = split_fit_name(name)
+        return base in self._fit_space and (context is None or isinstance(getattr(self, base, None), ByContext))
+
+    def _fit_expand(self, names: list[str], matches: Matches) -> list[str]:
+        """Fit's default names for ``matches``: a ByContext advantage fits each context with enough matches
+        (:meth:`ByContext.contexts`), ``"advantage[context]"``, and its default, ``"advantage"``, when some match
+        that records an advantage is in none of them."""
+        by = getattr(self, "advantage", None)
+        if "advantage" not in names or not isinstance(by, ByContext):
+            return names
+        i = names.index("advantage")
+        contexts = by.contexts(matches)
+        extra = [f"advantage[{c}]" for c in contexts]
+        # The default is fitted only where some match with an advantage is in none of those contexts (a parameter
+        # nothing informs is a flat direction the search would wander along).
+        rest = by.contexts(matches, least=1, leaving_out=contexts, unnamed=True)
+        return names[:i] + (["advantage"] if rest else []) + extra + names[i + 1:]
+
+    def _offsets(self, matches: Matches) -> NDArray[np.float64]:
+        """Each team's advantage in rating units (:func:`~podium.kernels.common.team_offsets`; empty: none), for a
+        number or a :class:`ByContext` ``advantage``."""
+        advantage = getattr(self, "advantage", 0.0)
+        if isinstance(advantage, ByContext):
+            return team_offsets(matches, 0.0, advantage.per_match(matches))
+        return team_offsets(matches, float(advantage))
 
     def _fit_prepare(self, matches: Matches, names: Sequence[str]) -> Any:
         """The model :func:`podium.fit` starts from when fitting ``names``: itself, or (models override) one with
@@ -172,6 +227,14 @@ class Hyperparameters:
             raise ValueError(f"The {name!r} parameter of {type(self).__name__} must be a positive int below 2**63. "
                              f"Got {value!r:.80} instead.")
         return value
+
+    def _advantage(self, name: str, value: Any) -> float | ByContext:
+        if isinstance(value, ByContext):
+            return value
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not _finite_number(value):
+            raise ValueError(f"The {name!r} parameter of {type(self).__name__} must be a finite float or a "
+                             f"podium.ByContext. Got {value!r:.80} instead.")
+        return float(value)
 
     def _finite(self, name: str, value: Any) -> float:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not _finite_number(value):
@@ -267,16 +330,27 @@ class Model(Hyperparameters, ABC):
         self._replay(packed, np.arange(len(mu)), self._new_state(mu, sigma), None, loglik)
         return float(loglik[0])
 
+    def _predicted(self, teams: Sequence[Sequence[str]], weights: Sequence[Sequence[float]] | None,
+                   advantage: Sequence[float | bool] | None, context: str | None) -> Match:
+        """The match a prediction is of: its ``context`` in the meta key the model's ByContext reads."""
+        if context is not None and not isinstance(context, str):
+            raise ValueError(f"'context' must be a string or None. Got {context!r:.80}.")
+        by = getattr(self, "advantage", None)
+        meta = {by.key: context} if context is not None and isinstance(by, ByContext) else None
+        return Match(teams, weights=weights, advantage=advantage, meta=meta)
+
     def win_probabilities(
         self, teams: Sequence[Sequence[str]], ratings: Mapping[str, Rating],
         weights: Sequence[Sequence[float]] | None = None, advantage: Sequence[float | bool] | None = None,
+        context: str | None = None,
     ) -> NDArray[np.float64]:
         """``P(team i finishes first)`` for each team; the entries sum to 1.
 
         ``advantage`` is each team's edge as a match records it (1 or True for the home side): the model adds its
-        fitted ``advantage`` times it to the team's strength.
+        fitted ``advantage`` times it to the team's strength.  ``context`` is the match's context when the model's
+        advantage is a :class:`podium.ByContext` (its default without one).
         """
-        packed, mu, sigma = self._pack(Match(teams, weights=weights, advantage=advantage), ratings)
+        packed, mu, sigma = self._pack(self._predicted(teams, weights, advantage, context), ratings)
         log_p = self._log_win(packed, mu, sigma)
         p = np.exp(log_p - np.max(log_p))
         return p / p.sum()
@@ -284,13 +358,15 @@ class Model(Hyperparameters, ABC):
     def rank_probabilities(
         self, teams: Sequence[Sequence[str]], ratings: Mapping[str, Rating],
         weights: Sequence[Sequence[float]] | None = None, advantage: Sequence[float | bool] | None = None,
+        context: str | None = None,
     ) -> NDArray[np.float64]:
         """``P[i, k]``: the probability that team ``i`` finishes in place ``k`` (0 is first).
 
         Rows and columns sum to 1.  Computed from the model's predictive performances by
-        :func:`podium.ordering.rank_probabilities`; column 0 is :meth:`win_probabilities` (``advantage`` as there).
+        :func:`podium.ordering.rank_probabilities`; column 0 is :meth:`win_probabilities` (``advantage`` and
+        ``context`` as there).
         """
-        packed, mu, sigma = self._pack(Match(teams, weights=weights, advantage=advantage), ratings)
+        packed, mu, sigma = self._pack(self._predicted(teams, weights, advantage, context), ratings)
         loc, scale, density, shape = self._predictive(packed, mu, sigma)
         if density == "gumbel-elimination":  # the places of -X, whose noise is a maximum-type Gumbel
             return rank_probabilities(-loc, scale, density="gumbel")[:, ::-1].copy()
@@ -298,7 +374,7 @@ class Model(Hyperparameters, ABC):
 
     def quality(self, teams: Sequence[Sequence[str]], ratings: Mapping[str, Rating],
                 weights: Sequence[Sequence[float]] | None = None,
-                advantage: Sequence[float | bool] | None = None) -> float:
+                advantage: Sequence[float | bool] | None = None, context: str | None = None) -> float:
         """Match quality in ``(0, 1]``: how likely a draw is, relative to the most even match possible.
 
         TrueSkill's eq. 7 (its own :meth:`TrueSkill.quality`) applied to the model's predictive team
@@ -309,10 +385,10 @@ class Model(Hyperparameters, ABC):
             quality = exp(-1/2 sum_i (m_i - mbar)^2 / v_i),   mbar = sum(m_i / v_i) / sum(1 / v_i)
 
         1 for equal teams, falling towards 0 as one team becomes a certain winner.  It ranks pairings
-        the way TrueSkill's does (it is what the league server's balanced teams maximize).  ``advantage`` as in
-        :meth:`win_probabilities`.
+        the way TrueSkill's does (it is what the league server's balanced teams maximize).  ``advantage`` and
+        ``context`` as in :meth:`win_probabilities`.
         """
-        packed, mu, sigma = self._pack(Match(teams, weights=weights, advantage=advantage), ratings)
+        packed, mu, sigma = self._pack(self._predicted(teams, weights, advantage, context), ratings)
         loc, scale, density, shape = self._predictive(packed, mu, sigma)
         if density.startswith("gumbel"):
             unit = math.pi ** 2 / 6.0
@@ -383,7 +459,7 @@ class LikelihoodModel(Model):
     scale: float
     spread: float
     provisional: float
-    advantage: float
+    advantage: float | ByContext
 
     # Predictions depend on k / scale, spread, provisional, advantage / scale and the margin multiplier only
     # (ratings are in units of scale, measured from initial): fit tunes those (each where the history can inform
@@ -399,10 +475,10 @@ class LikelihoodModel(Model):
         return float(self.scale) if name == "advantage" else 1.0
 
     def __init__(self, *, k: float, initial: float, scale: float, spread: float, provisional: float,
-                 advantage: float = 0.0) -> None:
+                 advantage: float | ByContext = 0.0) -> None:
         self._init_params(k=(k, "positive"), initial=(initial, "finite"), scale=(scale, "positive"),
                           spread=(spread, "non_negative"), provisional=(provisional, "non_negative"),
-                          advantage=(advantage, "finite"))
+                          advantage=(advantage, "advantage"))
         self._prior = Rating(float(initial), 0.0)
 
     @property
@@ -430,7 +506,7 @@ class LikelihoodModel(Model):
             matches.match_start, matches.team_start, matches.team_rank, state_rows(matches, slot_index),
             matches.weight, state.mu, state.games, history.mu if history is not None else nothing,
             loglik if loglik is not None else nothing, loglik is not None, history is not None,
-            team_offsets(matches, float(self.advantage)),
+            self._offsets(matches),
             matches.match_weight if matches.match_weight is not None else nothing,
             matches.score if matches.score is not None and form != 0 else nothing, form, power, autocorrelation,
         )
@@ -440,7 +516,7 @@ class LikelihoodModel(Model):
     def _pair_predictions(self, packed: Matches, mu: NDArray[np.float64], sigma: NDArray[np.float64],
                           a: NDArray[np.int64], b: NDArray[np.int64]
                           ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        s = team_strengths(packed, mu, float(self.initial), float(self.advantage)) / float(self.scale)
+        s = team_strengths(packed, mu, float(self.initial), self._offsets(packed)) / float(self.scale)
         # each team's sum w^2 (a history without teams has nothing to sum)
         square_weights = np.add.reduceat(packed.weight ** 2, packed.team_start[:-1]) if len(packed.weight) else s
         performance = GAUSSIAN if self._win_spec()[0] == "gaussian" else LOGISTIC
@@ -450,7 +526,7 @@ class LikelihoodModel(Model):
         """The teams' strengths in natural units, ``sum_i w_i (mu_i - initial) / (scale * c)``, of a one-match
         ``packed`` (what the replay computes before the match)."""
         c = match_spread(float(self.spread), float(np.sum(packed.weight ** 2)) / len(packed.team_rank))
-        return team_strengths(packed, mu, float(self.initial), float(self.advantage)) / (float(self.scale) * c)
+        return team_strengths(packed, mu, float(self.initial), self._offsets(packed)) / (float(self.scale) * c)
 
     def _predictive(self, packed: Matches, mu: NDArray[np.float64], sigma: NDArray[np.float64]
                     ) -> tuple[NDArray[np.float64], NDArray[np.float64], str, float]:

@@ -32,6 +32,7 @@ import math
 
 from ..kernels.elo import MARGIN_FORMS, PAIRWISE
 from .base import LikelihoodModel
+from .context import ByContext
 
 __all__ = ["Elo", "PairwiseElo"]
 
@@ -49,7 +50,7 @@ class _PairwiseBase(LikelihoodModel):
     def __init__(
         self, *, k: float = 32.0, initial: float = 1500.0, scale: float = 400.0 / math.log(10.0),
         performance: str = "logistic", update: str = "gradient", combine: str = "sum", spread: float = 1.0,
-        provisional: float = 0.0, advantage: float = 0.0, margin: str = "power", margin_power: float = 0.0,
+        provisional: float = 0.0, advantage: float | ByContext = 0.0, margin: str = "power", margin_power: float = 0.0,
         margin_autocorrelation: float | None = None,
     ) -> None:
         self.performance = performance
@@ -134,7 +135,7 @@ class Elo(_PairwiseBase):
     def __init__(
         self, *, k: float = 32.0, initial: float = 1500.0, scale: float = 400.0 / math.log(10.0),
         performance: str = "logistic", update: str = "gradient", spread: float = 1.0, provisional: float = 0.0,
-        advantage: float = 0.0, margin: str = "power", margin_power: float = 0.0,
+        advantage: float | ByContext = 0.0, margin: str = "power", margin_power: float = 0.0,
         margin_autocorrelation: float | None = None,
     ) -> None:
         super().__init__(k=k, initial=initial, scale=scale, performance=performance, update=update, spread=spread,
@@ -173,7 +174,7 @@ class PairwiseElo(_PairwiseBase):
     def __init__(
         self, *, k: float = 32.0, initial: float = 1500.0, scale: float = 400.0 / math.log(10.0),
         performance: str = "logistic", update: str = "gradient", combine: str = "mean", spread: float = 1.0,
-        provisional: float = 0.0, advantage: float = 0.0, margin: str = "power", margin_power: float = 0.0,
+        provisional: float = 0.0, advantage: float | ByContext = 0.0, margin: str = "power", margin_power: float = 0.0,
         margin_autocorrelation: float | None = None,
     ) -> None:
         super().__init__(k=k, initial=initial, scale=scale, performance=performance, update=update, combine=combine,

@@ -14,10 +14,11 @@ from numpy.typing import NDArray
 
 from ..data.matches import Matches
 from ..data.rating import Rating
-from ..kernels.common import History, State, state_rows, team_offsets
+from ..kernels.common import History, State, state_rows
 from ..kernels.elo_mmr import TANH_MULTIPLIER, extra_prior, match_log_likelihoods, pair_predictions, replay_elo_mmr
 from ..ordering import log_win_probabilities
 from .base import Model
+from .context import ByContext
 
 __all__ = ["EloMMR"]
 
@@ -138,7 +139,7 @@ class EloMMR(Model):
     subsample_size: int | None
     subsample_bucket: float | None
     history: int | None
-    advantage: float
+    advantage: float | ByContext
 
     _fit_space = {"weight_limit": "positive", "sig_limit": "positive", "sigma": "positive", "advantage": "real"}
     _fit_default = ("weight_limit", "sig_limit", "advantage")
@@ -149,14 +150,14 @@ class EloMMR(Model):
     def __init__(self, *, mu: float = 1500.0, sigma: float = 350.0, weight_limit: float = 0.2, sig_limit: float = 80.0,
                  drift_per_day: float = 0.0, split_ties: bool = False, noob_delay: Sequence[float] = (),
                  transfer_speed: float = 1.0, variant: str = "mmr", subsample_size: int | None = None,
-                 subsample_bucket: float | None = None, history: int | None = None, advantage: float = 0.0) -> None:
+                 subsample_bucket: float | None = None, history: int | None = None, advantage: float | ByContext = 0.0) -> None:
         # The rest are checked below: their own messages, and defaults that hang on variant.
         self._init_params(mu=(mu, "finite"), sigma=(sigma, "positive"), weight_limit=(weight_limit, "positive"),
                           sig_limit=(sig_limit, "positive"), drift_per_day=(drift_per_day, "non_negative"),
                           split_ties=(split_ties, None), noob_delay=(noob_delay, None),
                           transfer_speed=(transfer_speed, None), variant=(variant, None),
                           subsample_size=(subsample_size, None), subsample_bucket=(subsample_bucket, None),
-                          history=(history, None), advantage=(advantage, "finite"))
+                          history=(history, None), advantage=(advantage, "advantage"))
         if not isinstance(split_ties, bool):
             raise ValueError(f"The 'split_ties' parameter of EloMMR must be a bool. Got {split_ties!r:.80} instead.")
         self._noob_delay = self._delays(noob_delay)
@@ -210,7 +211,7 @@ class EloMMR(Model):
             history.mu if history is not None else nothing, history.sigma if history is not None else nothing,
             pre_mu, pre_sigma, float(self.mu), float(self.weight_limit), float(self.sig_limit),
             float(self.drift_per_day), self._noob_delay, float(self.transfer_speed), self.split_ties, self._size,
-            self._width, self._history, lo, hi, self._tol, team_offsets(matches, float(self.advantage)),
+            self._width, self._history, lo, hi, self._tol, self._offsets(matches),
             matches.match_weight if matches.match_weight is not None else nothing,
         )
         if loglik is not None:
@@ -254,7 +255,7 @@ class EloMMR(Model):
             return np.zeros(0), np.zeros(0)
         w, initial, starts = packed.weight, float(self.mu), packed.team_start[:-1]
         loc = initial + np.add.reduceat(w * (mu - initial), starts)
-        offset = team_offsets(packed, float(self.advantage))
+        offset = self._offsets(packed)
         if len(offset):
             loc = loc + offset
         return loc, np.sqrt(np.add.reduceat(w * w * (sigma * sigma + self._noise()), starts))

@@ -14,9 +14,10 @@ from numpy.typing import NDArray
 
 from ..data.matches import Matches
 from ..data.rating import Rating
-from ..kernels.common import History, State, state_rows, team_offsets
+from ..kernels.common import History, State, state_rows
 from ..kernels.glicko import LARGEST, SCALE, composite_pairs, composites, glicko_g, replay_glicko2
 from .base import Model
+from .context import ByContext
 
 __all__ = ["Glicko2"]
 
@@ -87,7 +88,7 @@ class Glicko2(Model):
     combine: str
     epsilon: float
 
-    advantage: float
+    advantage: float | ByContext
 
     _fit_space = {"tau": "positive", "period": "positive", "rd": "positive", "volatility": "positive",
                   "advantage": "real"}
@@ -97,10 +98,10 @@ class Glicko2(Model):
 
     def __init__(self, *, rating: float = 1500.0, rd: float = 350.0, volatility: float = 0.06, tau: float = 0.5,
                  period: float | None = None, combine: str = "mean", epsilon: float = 1e-6,
-                 advantage: float = 0.0) -> None:
+                 advantage: float | ByContext = 0.0) -> None:
         self._init_params(rating=(rating, "finite"), rd=(rd, "positive"), volatility=(volatility, "positive"),
                           tau=(tau, "positive"), period=(period, "positive or None"), combine=(combine, None),
-                          epsilon=(epsilon, "positive"), advantage=(advantage, "finite"))
+                          epsilon=(epsilon, "positive"), advantage=(advantage, "advantage"))
         for name in ("rd", "volatility"):
             if getattr(self, name) > LARGEST:
                 raise ValueError(f"The {name!r} parameter of Glicko2 must be at most {LARGEST:g} (its square must "
@@ -144,7 +145,7 @@ class Glicko2(Model):
             history.mu if history is not None else nothing, history.sigma if history is not None else nothing,
             loglik if loglik is not None else nothing, float(self.tau), float(self.epsilon),
             0.0 if self.period is None else float(self.period), self._combine,
-            team_offsets(matches, float(self.advantage)),
+            self._offsets(matches),
             matches.match_weight if matches.match_weight is not None else nothing,
         )
 
@@ -154,7 +155,7 @@ class Glicko2(Model):
         cm, cv = np.empty(n), np.empty(n)
         composites(packed.team_start, 0, n, packed.weight, (mu[packed.player] - 1500.0) / SCALE,
                     sigma[packed.player] / SCALE, 0, cm, cv)
-        offset = team_offsets(packed, float(self.advantage))
+        offset = self._offsets(packed)
         return (cm + offset / SCALE if len(offset) else cm), cv
 
     def _predictive(self, packed: Matches, mu: NDArray[np.float64], sigma: NDArray[np.float64]

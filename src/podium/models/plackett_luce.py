@@ -10,6 +10,7 @@ import math
 
 from ..kernels.elo import PLACKETT_LUCE
 from .base import LikelihoodModel
+from .context import ByContext
 
 __all__ = ["PlackettLuce"]
 
@@ -71,7 +72,7 @@ class PlackettLuce(LikelihoodModel):
     def __init__(
         self, *, k: float = 32.0, initial: float = 1500.0, scale: float = 400.0 / math.log(10.0),
         order: str = "elimination", spread: float = 1.0, provisional: float = 0.0, ties: str = "geometric",
-        advantage: float = 0.0,
+        advantage: float | ByContext = 0.0,
     ) -> None:
         self.order = order
         self.ties = ties

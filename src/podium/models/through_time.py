@@ -47,7 +47,7 @@ from numpy.typing import NDArray
 from ..data.match import Match
 from ..data.matches import Matches
 from ..data.rating import Rating, leaderboard_rows
-from ..kernels.common import signed_scores, team_offsets
+from ..kernels.common import signed_scores
 from ..kernels.ep import ORDERED
 from ..kernels.levels import (LEVEL_KNOTS, hat_weights, level_constant, level_system, shift_invariant, shift_levels,
                               solve_spd)
@@ -55,6 +55,7 @@ from ..kernels.through_time import (MATCH_ITERATIONS, MATCH_TOLERANCE, chain_mes
                                     from_filter, leave_one_out, permute, structure, sweep)
 from ..kernels.trueskill import SIGMA_MAX, replay_trueskill
 from .base import Hyperparameters
+from .context import ByContext
 from .trueskill import ConvergenceWarning, GaussianMargins, TrueSkill
 
 __all__ = ["TrueSkillThroughTime", "Smoothed"]
@@ -297,7 +298,7 @@ class TrueSkillThroughTime(GaussianMargins, Hyperparameters):
     beta: float
     gamma: float
     draw_probability: float
-    advantage: float
+    advantage: float | ByContext
     margin_scale: float | None
     margin_noise: float | None
 
@@ -308,14 +309,14 @@ class TrueSkillThroughTime(GaussianMargins, Hyperparameters):
     def _fit_start(self, name: str) -> float:
         if name == "gamma" and self.gamma == 0:
             return float(self.sigma) / 200.0
-        return float(getattr(self, name))
+        return self._fit_value(name)
 
     def __init__(self, *, mu: float = 0.0, sigma: float = 6.0, beta: float = 1.0, gamma: float = 0.03,
-                 draw_probability: float = 0.10, advantage: float = 0.0, margin_scale: float | None = None,
+                 draw_probability: float = 0.10, advantage: float | ByContext = 0.0, margin_scale: float | None = None,
                  margin_noise: float | None = None) -> None:
         self._init_params(mu=(mu, "finite"), sigma=(sigma, "positive"), beta=(beta, "positive"),
                           gamma=(gamma, "non_negative"), draw_probability=(draw_probability, "probability"),
-                          advantage=(advantage, "finite"), margin_scale=(margin_scale, "positive or None"),
+                          advantage=(advantage, "advantage"), margin_scale=(margin_scale, "positive or None"),
                           margin_noise=(margin_noise, "positive or None"))
         for name in ("sigma", "beta", "gamma"):
             # sigma's square inverted is the priors' precision, on which the field's level rests: at 1e150 it is
@@ -326,7 +327,7 @@ class TrueSkillThroughTime(GaussianMargins, Hyperparameters):
                                  f"Got {getattr(self, name)!r} instead.")
         self._filter = TrueSkill(mu=float(mu), sigma=float(sigma), beta=float(beta), tau=0.0, drift=float(gamma),
                                  draw_probability=float(draw_probability), tolerance=MATCH_TOLERANCE,
-                                 max_iterations=MATCH_ITERATIONS, center=False, advantage=float(advantage),
+                                 max_iterations=MATCH_ITERATIONS, center=False, advantage=advantage,
                                  margin_scale=margin_scale, margin_noise=margin_noise)
 
     @property
@@ -377,7 +378,7 @@ class TrueSkillThroughTime(GaussianMargins, Hyperparameters):
                                           packed.weight, order)
         # What a result says beyond the order, in the smoothed order (each empty: none).
         f = self._filter
-        offset = team_offsets(packed, float(self.advantage))
+        offset = self._offsets(packed)
         offset = offset[tix] if len(offset) else offset
         evidence = packed.match_weight[order] if packed.match_weight is not None else np.empty(0)
         score = signed_scores(packed) if self.margin_scale is not None else np.empty(0)

@@ -29,10 +29,11 @@ from numpy.typing import NDArray
 
 from ..data.matches import Matches
 from ..data.rating import Rating
-from ..kernels.common import History, State, signed_scores, state_rows, team_offsets
+from ..kernels.common import History, State, signed_scores, state_rows
 from ..kernels.thurstone import replay_thurstone, team_performances
 from ..ordering import DENSITIES, density_code
 from .base import Model, fit_start, typical_margin
+from .context import ByContext
 
 __all__ = ["Thurstone"]
 
@@ -94,7 +95,7 @@ class Thurstone(Model):
     floor: float | None
     precision: float
 
-    advantage: float
+    advantage: float | ByContext
     margin_scale: float | None
     margin_noise: float
 
@@ -121,13 +122,13 @@ class Thurstone(Model):
         self, *, k: float | Sequence[tuple[float, float]] = 32.0, initial: float = 1500.0,
         scale: float = 400.0 / math.log(10.0), density: str = "gaussian", shape: float = 0.0,
         floor: float | None = None, precision: float = 1.0, spread: float = 1.0, provisional: float = 0.0,
-        advantage: float = 0.0, margin_scale: float | None = None, margin_noise: float = 2.0,
+        advantage: float | ByContext = 0.0, margin_scale: float | None = None, margin_noise: float = 2.0,
     ) -> None:
         self._kx, self._ky = self._knots(k)  # k first: a constant or knots, checked by _knots
         self._init_params(k=(k, None), initial=(initial, "finite"), scale=(scale, "positive"),
                           spread=(spread, "non_negative"), provisional=(provisional, "non_negative"),
                           density=(density, DENSITIES), shape=(shape, "finite"), floor=(floor, "finite or None"),
-                          precision=(precision, "positive"), advantage=(advantage, "finite"),
+                          precision=(precision, "positive"), advantage=(advantage, "advantage"),
                           margin_scale=(margin_scale, "positive or None"), margin_noise=(margin_noise, "positive"))
         self._density_kind = density_code(density, shape)
         self._prior = Rating(float(initial), 0.0)
@@ -170,7 +171,7 @@ class Thurstone(Model):
             self._density_kind, float(self.shape), self._kx, self._ky, float(self.scale), float(self.initial),
             float(self.spread), float(self.provisional), floor, float(self.precision),
             matches.match_start, matches.team_start, matches.team_rank, rows, matches.weight,
-            state.mu, state.games, hist, ll, team_offsets(matches, float(self.advantage)),
+            state.mu, state.games, hist, ll, self._offsets(matches),
             matches.match_weight if matches.match_weight is not None else np.empty(0),
             signed_scores(matches) if self.margin_scale is not None else np.empty(0),
             0.0 if self.margin_scale is None else float(self.margin_scale), float(self.margin_noise) ** 2,
@@ -184,7 +185,7 @@ class Thurstone(Model):
         loc, sc = np.empty(n), np.empty(n)
         team_performances(packed.team_start, 0, n, packed.player, packed.weight, mu, 1.0 / self.scale,
                            float(self.initial), float(self.spread), loc, sc)
-        offset = team_offsets(packed, float(self.advantage))
+        offset = self._offsets(packed)
         if self.margin_scale is not None:  # as the replay's: an outcome is the sign of the observed margin
             sc = np.sqrt(sc * sc + 0.5 * float(self.margin_noise) ** 2)
         return (loc + offset / float(self.scale) if len(offset) else loc), sc

@@ -68,11 +68,12 @@ from numpy.typing import NDArray
 from ..data.match import Match
 from ..data.matches import Matches
 from ..data.rating import Rating
-from ..kernels.common import History, State, signed_scores, state_rows, team_offsets
+from ..kernels.common import History, State, signed_scores, state_rows
 from ..kernels.ep import CHAIN, EXACT, ORDERED, team_log_outcome
 from ..kernels.trueskill import SIGMA_MAX, history_log_likelihoods, log_qualities, replay_trueskill, team_priors
 from ..ordering import log_win_probabilities
 from .base import Model, typical_margin
+from .context import ByContext
 
 __all__ = ["TrueSkill", "ConvergenceWarning"]
 
@@ -224,7 +225,7 @@ class TrueSkill(GaussianMargins, Model):
     # sigma is left out by default: with mu fixed, scaling sigma, beta, tau and drift together changes no
     # prediction, so fitting all four has a flat direction; beta and tau relative to sigma are what matter.
     _fit_default = ("beta", "tau", "draw_probability", "advantage", "margin_scale", "margin_noise")
-    advantage: float
+    advantage: float | ByContext
     margin_scale: float | None
     margin_noise: float | None
 
@@ -233,12 +234,12 @@ class TrueSkill(GaussianMargins, Model):
             return max(float(self.tau), float(self.sigma) / 100.0)  # per unit of time; a small nonzero start
         if name == "tau" and self.tau == 0:
             return float(self.sigma) / 100.0
-        return float(getattr(self, name))
+        return self._fit_value(name)
 
     def __init__(
         self, *, mu: float = 25.0, sigma: float = 25.0 / 3.0, beta: float = 25.0 / 6.0, tau: float = 25.0 / 300.0,
         draw_probability: float = 0.10, drift: float = 0.0, tolerance: float = 1e-6, max_iterations: int = 100,
-        center: bool = True, update: str = "ordered", advantage: float = 0.0, margin_scale: float | None = None,
+        center: bool = True, update: str = "ordered", advantage: float | ByContext = 0.0, margin_scale: float | None = None,
         margin_noise: float | None = None,
     ) -> None:
         self._init_params(mu=(mu, "finite"), sigma=(sigma, "positive"), beta=(beta, "positive"),
@@ -251,7 +252,7 @@ class TrueSkill(GaussianMargins, Model):
         self._choice("update", update, tuple(_UPDATES))
         self.update = update
         self._update = _UPDATES[update]
-        self._init_params(advantage=(advantage, "finite"), margin_scale=(margin_scale, "positive or None"),
+        self._init_params(advantage=(advantage, "advantage"), margin_scale=(margin_scale, "positive or None"),
                           margin_noise=(margin_noise, "positive or None"))
         self._center = float(mu) if center else 0.0
         for name in ("sigma", "beta", "tau", "drift"):
@@ -290,7 +291,7 @@ class TrueSkill(GaussianMargins, Model):
             history.mu if history is not None else nothing, history.sigma if history is not None else nothing,
             loglik if loglik is not None else nothing,
             float(self.beta), float(self.tau), float(self.drift), self._margin, float(self.tolerance),
-            int(self.max_iterations), self._center, self._update, team_offsets(matches, float(self.advantage)),
+            int(self.max_iterations), self._center, self._update, self._offsets(matches),
             matches.match_weight if matches.match_weight is not None else nothing,
             signed_scores(matches) if self.margin_scale is not None else nothing,
             0.0 if self.margin_scale is None else float(self.margin_scale), self._margin_noise2,
@@ -315,7 +316,7 @@ class TrueSkill(GaussianMargins, Model):
         start_mu, start_sigma = state.mu[rows], state.sigma[rows]
         n_rows, beta2, margin, center = len(state.mu), float(self.beta) ** 2, self._margin, self._center
         update = self._update
-        offset = team_offsets(matches, float(self.advantage))
+        offset = self._offsets(matches)
         outcome_var = self._outcome_var
 
         def compute() -> NDArray[np.float64]:
@@ -334,7 +335,7 @@ class TrueSkill(GaussianMargins, Model):
         tm, tv, size = np.empty(n), np.empty(n), np.empty(n)
         team_priors(packed.team_start, 0, n, packed.player, packed.weight, mu, sigma[packed.player] ** 2, 0,
                      float(self.beta) ** 2, self._center, tm, tv, size)
-        offset = team_offsets(packed, float(self.advantage))
+        offset = self._offsets(packed)
         return (tm + offset if len(offset) else tm), (tv + self._outcome_var if self._outcome_var else tv), size
 
     def _predictive(self, packed: Matches, mu: NDArray[np.float64], sigma: NDArray[np.float64]
@@ -368,7 +369,7 @@ class TrueSkill(GaussianMargins, Model):
 
     def quality(self, teams: Sequence[Sequence[str]], ratings: Mapping[str, Rating],
                 weights: Sequence[Sequence[float]] | None = None,
-                advantage: Sequence[float | bool] | None = None) -> float:
+                advantage: Sequence[float | bool] | None = None, context: str | None = None) -> float:
         """Match quality: the probability of a draw relative to the highest possible (paper, eq. 7).
 
         For ``n`` teams with ``A`` the ``(n - 1) x players`` matrix of weighted differences between
@@ -384,7 +385,7 @@ class TrueSkill(GaussianMargins, Model):
         one-player teams it is ``sqrt(2 beta^2 / c^2) exp(-(mu_1 - mu_2)^2 / (2 c^2))``,
         ``c^2 = 2 beta^2 + sigma_1^2 + sigma_2^2``.
         """
-        packed, mu, sigma = self._pack(Match(teams, weights=weights, advantage=advantage), ratings)
+        packed, mu, sigma = self._pack(self._predicted(teams, weights, advantage, context), ratings)
         return float(np.exp(self._log_qualities(packed, mu, sigma)[0]))
 
     def _log_qualities(self, packed: Matches, mu: NDArray[np.float64], sigma: NDArray[np.float64]
@@ -392,5 +393,5 @@ class TrueSkill(GaussianMargins, Model):
         """``log quality`` of every match of ``packed`` (players index ``mu`` and ``sigma``)."""
         out = np.empty(len(packed))
         log_qualities(packed.match_start, packed.team_start, packed.player, packed.weight, mu, sigma,
-                      float(self.beta) ** 2, self._center, out, team_offsets(packed, float(self.advantage)))
+                      float(self.beta) ** 2, self._center, out, self._offsets(packed))
         return out
