@@ -114,8 +114,19 @@ def test_joining_behind_gives_the_same_components_and_raises_in_turn() -> None:
     joiner.close()
     assert partition_of(behind, 200) == partition_of(direct, 200)
     # An error in the thread comes out of the next put (or close), not lost.
+    # (A batch without arrays fails when the thread joins it; when that happens is the thread's business, so wait
+    # for it rather than race it: the put after the failure raises, and so does close.)
+    import time
+
     failing = JoinBehind(UnionFind(3))
-    failing.put(SimpleNamespace(), np.arange(3, dtype=np.int64), 3)  # (no arrays: fails when joined, a batch later)
     failing.put(SimpleNamespace(), np.arange(3, dtype=np.int64), 3)
+    deadline = time.monotonic() + 60
+    while failing._error is None and time.monotonic() < deadline:
+        time.sleep(0.001)
+    with pytest.raises(AttributeError):
+        failing.put(SimpleNamespace(), np.arange(3, dtype=np.int64), 3)
     with pytest.raises(AttributeError):
         failing.close()
+    # Without a failure in between, close raises nothing.
+    closing = JoinBehind(UnionFind(3))
+    closing.close()
