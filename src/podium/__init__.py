@@ -17,7 +17,7 @@ from .data.simulate import AbuseSimulation, Simulation, simulate, simulate_abuse
 from .engine.components import Components, ThinLink, components
 from .engine.league import League, PlayerState, Trajectory
 from .evaluation import plot
-from .evaluation.fit import FitResult, fit
+from .evaluation.fit import FitResult, FitWarning, fit
 from .evaluation.prequential import Report, evaluate
 from .integrity.audit import Audit, Flag, audit
 from .models import (ByContext, ConvergenceWarning, Elo, EloMMR, Glicko2, Model, PairwiseElo, PlackettLuce, Smoothed, SmoothTrajectory, Thurstone,
@@ -29,7 +29,7 @@ _sys.modules[f"{__name__}.plot"] = plot
 
 __all__ = [
     "AbuseSimulation", "Audit", "Flag", "audit", "scan_matches", "simulate_abuse",
-    "ByContext", "ConvergenceWarning", "Elo", "EloMMR", "FitResult", "Glicko2", "League", "LeaderboardRow", "Match", "MatchError", "Matches", "Model", "PairwiseElo", "PlayerState",
+    "ByContext", "ConvergenceWarning", "Elo", "EloMMR", "FitResult", "FitWarning", "Glicko2", "League", "LeaderboardRow", "Match", "MatchError", "Matches", "Model", "PairwiseElo", "PlayerState",
     "PlackettLuce", "Rating", "Report", "Simulation", "Smoothed", "SmoothTrajectory", "Thurstone", "Trajectory", "TrueSkill",
     "TrueSkillThroughTime", "evaluate", "fit", "read_matches", "simulate", "write_matches",
     "Components", "ThinLink", "components",

@@ -160,7 +160,7 @@ def test_evaluate_fit_reports_the_fitted_models_on_the_held_out_part(duel_file: 
     assert data["start"] == round(0.7 * len(duels)) == 210
     assert data["total_matches"] == 300 and data["matches"] == 90
     assert set(data["fitted"]) == {"trueskill", "elo"}
-    assert set(data["fitted"]["trueskill"]) == {"beta", "tau", "draw_probability"}
+    assert set(data["fitted"]["trueskill"]) == {"beta", "tau"}  # (no draws here to inform a draw probability)
     assert set(data["fitted"]["elo"]) == {"k", "provisional"}
     for label, model in (("trueskill", podium.TrueSkill()), ("elo", podium.Elo())):
         result = podium.fit(model, duels)
@@ -313,7 +313,7 @@ def test_fit_prints_the_parameters_and_the_held_out_score(duel_file: Path, duels
     fitted = podium.fit(podium.TrueSkill(), duels)
     rows = _rows(result.output)
     assert f"fitted on matches 1-{fitted.split}, scored on {fitted.split + 1}-300" in result.output
-    assert set(fitted.params) == {"beta", "tau", "draw_probability"}
+    assert set(fitted.params) == {"beta", "tau"}  # (no draws: no draw probability)
     for name, value in fitted.params.items():
         assert rows[name] == [format(float(getattr(podium.TrueSkill(), name)), ".6g"), format(value, ".6g")]
     given = podium.evaluate(duels, {"given": podium.TrueSkill()}, start=fitted.split)
@@ -365,3 +365,4 @@ def test_fit_split(duel_file: Path, duels: podium.Matches) -> None:
 def test_fit_reports_bad_options(duel_file: Path, args: list[str], needles: tuple[str, ...]) -> None:
     result = _run("fit", duel_file, "--model", "trueskill", *args)
     _assert_exits_with(result, 1, *needles)
+

@@ -14,6 +14,7 @@ import hashlib
 import importlib
 import itertools
 import math
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -246,7 +247,8 @@ def test_max_evaluations_bounds_the_nelder_mead_search(history: Matches) -> None
 
 
 # -- 4. validation -------------------------------------------------------------------------------------------
-TS_NAMES = r"\['beta', 'tau', 'sigma', 'draw_probability', 'drift', 'advantage', 'margin_scale', 'margin_noise'\]"
+TS_NAMES = (r"\['beta', 'tau', 'sigma', 'draw_probability', 'drift', 'advantage', 'margin_scale', 'margin_noise', "
+            r"'newcomer'\]")
 
 
 @pytest.mark.parametrize(("kwargs", "pattern"), [
@@ -276,7 +278,7 @@ def test_fit_validation(kwargs: dict[str, Any], pattern: str) -> None:
 def test_fit_lists_the_elo_parameters() -> None:
     matches = podium.simulate(10, 20, seed=1).matches
     with pytest.raises(ValueError, match=r"Elo cannot fit 'beta'; 'params' must be among \['k', 'spread', 'provisional', 'scale', 'advantage', "
-                       r"'margin_power', 'margin_autocorrelation'\]"):
+                       r"'newcomer', 'margin_power', 'margin_autocorrelation'\]"):
         podium.fit(Elo, matches, params=["beta"])
 
 
@@ -616,8 +618,14 @@ def test_fit_refuses_a_training_part_with_nothing_to_score() -> None:
 
 def test_fit_starts_from_a_draw_probability_of_zero_without_warnings() -> None:
     # pytest turns warnings into errors: scipy's "initial guess is not within the bounds" would fail this
+    # (no draws in this history: the draw probability stays at the search's floor, which fit says, and nothing else)
     sim = podium.simulate(80, 2000, seed=4)
-    result = podium.fit(podium.TrueSkill(draw_probability=0.0), sim.matches)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = podium.fit(podium.TrueSkill(draw_probability=0.0), sim.matches, metric="pair_log_loss",
+                            params=["beta", "tau", "draw_probability"])
+    assert [(w.category, "draw_probability" in str(w.message)) for w in caught] == [(podium.FitWarning, True)]
+    assert result.at_bound == ("draw_probability",)
     assert result.train_score <= podium.evaluate(sim.matches[:result.split], {"m": podium.TrueSkill(
         draw_probability=0.0)})["m"]["pair_log_loss"] + 1e-12
 
@@ -627,7 +635,7 @@ def test_fit_tunes_the_team_spread_only_where_there_are_teams(history: Matches) 
     assert set(podium.fit(Elo, history).params) == {"k", "provisional"}
     teams = podium.simulate(120, 1500, teams=2, team_size=(4, 3), parties=0.5, party_size=2, seed=3).matches
     result = podium.fit(podium.PlackettLuce, teams)
-    assert set(result.params) == {"k", "spread", "provisional"}
+    assert set(result.params) == {"k", "spread", "provisional", "newcomer"}  # (newcomer: the teams' sizes differ)
     # the search moved the spread and found a point better on the training part than the defaults
     assert result.params["spread"] != 1.0
     assert result.train_score < podium.fit(podium.PlackettLuce, teams, max_evaluations=0).train_score - 1e-4

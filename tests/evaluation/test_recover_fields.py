@@ -5,6 +5,7 @@ spread of the estimates over the replications, over the square root of their num
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -56,8 +57,11 @@ def test_elo_recovers_the_home_advantage() -> None:
 
 def test_trueskill_recovers_home_advantage_margin_scale_and_noise() -> None:
     base = podium.TrueSkill(mu=25.0, sigma=4.0, tau=0.0)  # the simulation's prior and beta, no dynamics
-    fits = [podium.fit(base, margin_history(seed + 100), params=["advantage", "margin_scale", "margin_noise"])
-            for seed in range(20)]
+    with warnings.catch_warnings():
+        # (a fit among the 20 may leave margin_noise at its floor, and says so: the mean below is what is tested)
+        warnings.simplefilter("ignore", podium.FitWarning)
+        fits = [podium.fit(base, margin_history(seed + 100), params=["advantage", "margin_scale", "margin_noise"])
+                for seed in range(20)]
     for name, truth in (("advantage", 3.0), ("margin_scale", 0.8), ("margin_noise", 3.0)):
         _within(np.array([f.params[name] for f in fits]), truth)
     # measured: advantage 3.17 (0.14), margin_scale 0.873 (0.057), margin_noise 3.12 (0.63)

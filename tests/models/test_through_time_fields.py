@@ -205,7 +205,8 @@ def test_fit_searches_the_fields_only_where_the_history_has_them() -> None:
     assert set(fitted.params) == {"beta", "gamma"}
     scored = [Match([["a"], ["b"]], scores=[i % 4, 1], advantage=[1, 0], time=float(i)) for i in range(30)]
     fitted = podium.fit(TrueSkillThroughTime, scored, max_evaluations=10)
-    assert set(fitted.params) == {"beta", "gamma", "advantage", "margin_scale", "margin_noise"}
+    # (1-1: a draw, which informs the draw probability)
+    assert set(fitted.params) == {"beta", "gamma", "draw_probability", "advantage", "margin_scale", "margin_noise"}
 
 
 def test_errors_name_the_new_parameters() -> None:

@@ -132,11 +132,12 @@ def simulate(
     parties: float = 0.0,
     party_size: int = 2,
     activity: float = 0.0,
+    skill_mean: float = 0.0,
     seed: int | None = None,
 ) -> Simulation:
     """Simulate a season: random line-ups, Gaussian performances around true skills.
 
-    Each player's true skill is drawn from ``N(0, skill_sd**2)``.  In each match ``teams * team_size``
+    Each player's true skill is drawn from ``N(skill_mean, skill_sd**2)``.  In each match ``teams * team_size``
     distinct players are chosen uniformly; each performs ``skill + N(0, 1)``; a team performs the sum of
     its members.  Teams finish in order of performance; two teams adjacent in that order draw when their
     performances differ by at most the margin that gives ``draw_probability`` for two equal teams (the
@@ -175,6 +176,11 @@ def simulate(
         of a match go to players in proportion to their rates (``activity = 1``: the busiest tenth play about
         seven times as often as the median player).  0 (the default) draws line-ups uniformly, with the same
         random numbers as before this option existed.
+    skill_mean : float
+        The mean of the true skills: what a player adds to its team's performance on average, so that in uneven
+        team games (``team_size=(4, 3)``) a larger team of average players is ``skill_mean`` per extra player ahead
+        (TrueSkill's literal sum of skills around ``mu``); 0 (the default) makes the team size alone favour no one.
+        It changes no one-on-one or even-team outcome.
     seed : int, optional
         Seed for ``numpy.random.default_rng``.
     """
@@ -215,8 +221,10 @@ def simulate(
         raise ValueError(f"'skill_drift' must be a finite number >= 0. Got {skill_drift!r}.")
     if isinstance(activity, bool) or not (isinstance(activity, (int, float)) and activity >= 0 and math.isfinite(activity)):
         raise ValueError(f"'activity' must be a finite number >= 0. Got {activity!r}.")
+    if isinstance(skill_mean, bool) or not (isinstance(skill_mean, (int, float)) and math.isfinite(skill_mean)):
+        raise ValueError(f"'skill_mean' must be a finite number. Got {skill_mean!r}.")
     rng = np.random.default_rng(seed)
-    skill = rng.normal(0.0, skill_sd, size=len(names))
+    skill = rng.normal(0.0, skill_sd, size=len(names)) + float(skill_mean)
     rate = np.exp(activity * rng.normal(size=len(names))) if activity > 0 else None
     if parties > 0:
         lineup = _party_lineups(rng, len(names), matches, size_list, float(parties), party_size, rate)

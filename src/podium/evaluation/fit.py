@@ -43,7 +43,12 @@ from ..models.trueskill import ConvergenceWarning
 from .prequential import (Report, _as_matches, _check_count, _check_executor, _check_metric, _gather, _score, Structure,
                        evaluate)
 
-__all__ = ["FitResult", "fit"]
+__all__ = ["FitResult", "FitWarning", "fit"]
+
+
+class FitWarning(UserWarning):
+    """:func:`podium.fit` chose a hyperparameter at a bound of its search range (:attr:`FitResult.at_bound`): the
+    history pushes it to a limit (a draw probability of 0 or 1, no dynamics) or does not determine it."""
 
 
 @dataclass(frozen=True)
@@ -70,6 +75,10 @@ class FitResult:
         Time taken, search and held-out scoring.
     report : Report
         :func:`evaluate` of the fitted model on the held-out part (every metric).
+    at_bound : tuple of str
+        The fitted hyperparameters the search left at a bound of its range (each also a :class:`FitWarning`):
+        worth a look before the model is used, since a limit (a draw probability near 1, a ``tau`` of 1e-6) is
+        more often a flat or misread direction than the history's answer.
     """
 
     model: Model | TrueSkillThroughTime
@@ -81,6 +90,7 @@ class FitResult:
     evaluations: int
     seconds: float
     report: Report
+    at_bound: tuple[str, ...] = ()
 
     def __iter__(self) -> Any:  # ``model, score = podium.fit(...)``
         return iter((self.model, self.score))
@@ -146,19 +156,24 @@ def fit(
         The history, in the order played.
     params : sequence of str, optional
         The hyperparameters to fit.  TrueSkill: any of ``beta``, ``tau``, ``sigma``, ``draw_probability``,
-        ``drift`` (default ``beta``, ``tau``, ``draw_probability``; ``sigma`` is left fixed because scaling
-        ``sigma``, ``beta``, ``tau`` and ``drift`` together changes no prediction).  The Elo family and
-        Thurstone: ``k``, ``spread``, ``provisional``, ``scale`` (default ``k``, ``provisional`` and, when the
-        history has team games, ``spread``; ``scale`` trades off exactly against ``k``).  Glicko2: ``tau``,
-        ``period``, ``rd``, ``volatility`` (default ``tau``, ``rd`` and, when the matches have times, ``period``,
-        started at the median time between a player's matches).  TrueSkillThroughTime: any of ``beta``,
-        ``gamma``, ``sigma``, ``draw_probability`` (default ``beta``, ``gamma``).
+        ``drift``, ``advantage``, ``margin_scale``, ``margin_noise``, ``newcomer`` (default ``beta``, ``tau`` and each
+        of the others the history informs: ``draw_probability`` where two teams drew, ``newcomer`` where teams'
+        sizes differ, the advantage and margins where recorded; ``sigma`` is left fixed because scaling ``sigma``,
+        ``beta``, ``tau`` and ``drift`` together changes no prediction).  The Elo family and Thurstone: ``k``,
+        ``spread``, ``provisional``, ``scale``, ``advantage``, ``newcomer`` and the margin's parameters (default
+        ``k``, ``provisional`` and, where the history informs them, ``spread``, ``advantage``, ``newcomer`` and the
+        margin's; ``scale`` trades off exactly against ``k``).  Glicko2: ``tau``, ``period``, ``rd``,
+        ``volatility`` (default ``tau``, ``rd`` and, when the matches have times, ``period``, started at the median
+        time between a player's matches).  TrueSkillThroughTime: any of ``beta``, ``gamma``, ``sigma``,
+        ``draw_probability`` and the fields' (default ``beta``, ``gamma`` and, where the history has draws,
+        ``draw_probability``).
     metric : {"pair_log_loss", "pair_error", "log_likelihood", "log_evidence"}
-        What to optimize (the log-likelihood and the evidence are maximized); default ``pair_log_loss`` for
-        the filters and ``log_evidence``, the only one it has, for TrueSkillThroughTime.  ``pair_error`` is a step
-        function of the parameters, which Nelder-Mead handles only roughly; it is better as a report than a target.  The
-        pair metrics ignore drawn pairs, so under them TrueSkill's ``draw_probability`` becomes the margin
-        that best predicts decided pairs, not the rate of draws; ``log_likelihood`` fits the rate of draws.
+        What to optimize (the log-likelihood and the evidence are maximized); default ``log_likelihood`` for a
+        filter when ``draw_probability`` is among the parameters, else ``pair_log_loss``, and ``log_evidence``, the
+        only one it has, for TrueSkillThroughTime.  ``pair_error`` is a step function of the parameters, which
+        Nelder-Mead handles only roughly; it is better as a report than a target.  The pair metrics ignore drawn
+        pairs, so under them TrueSkill's ``draw_probability`` is free to run (to 0.99999 with ``beta`` 30 on a
+        real team history with 31 % draws); ``log_likelihood`` scores every outcome, draws included.
     split : float in (0, 1)
         The fraction of the history, in time order, to fit on; the rest is held out.  With
         ``metric="log_evidence"`` it may be 1: the evidence needs no held-out part (``score`` is then NaN).
@@ -184,6 +199,13 @@ def fit(
         The fitted model, its held-out score and the search's details (``model, score = fit(...)`` works);
         a list of them, in order, when ``model`` is a list or tuple.
 
+    Warns
+    -----
+    FitWarning
+        When the search leaves a parameter at a bound of its range (:attr:`FitResult.at_bound`); a non-negative one
+        (``tau``, ``provisional``, ``spread``, ...) that runs to its floor is set to 0, the model without it, and
+        not flagged.
+
     Examples
     --------
     >>> import podium
@@ -203,6 +225,7 @@ def fit(
         raise TypeError(f"'model' must be a podium model class or instance, or a list of them. Got {model!r:.80}.")
     base = model() if isinstance(model, type) else model
     smoother = isinstance(base, TrueSkillThroughTime)
+    chosen = metric
     if metric is None:
         metric = "log_evidence" if smoother else "pair_log_loss"
     if smoother and metric != "log_evidence":
@@ -234,6 +257,10 @@ def fit(
         raise ValueError(f"'split' = {split!r} of {len(packed)} matches leaves no training or no held-out match.")
     if params is None:  # leave out what this history cannot inform (a team spread in one-on-one games)
         names = base._fit_expand([n for n in names if base._fit_informed(n, packed)], packed[:cut])
+    if chosen is None and "draw_probability" in names and not smoother:
+        # The pair metrics score decided pairs only: a draw probability searched under them is free to run to 1
+        # (on a real team history with 31 % draws it went to 0.99999 with beta 30).  Score every outcome.
+        metric = "log_likelihood"
     base = base._fit_prepare(packed, names)
     if max_evaluations is None:
         max_evaluations = 40 if len(names) == 1 else 80 * len(names)
@@ -249,14 +276,26 @@ def fit(
             f"Nothing to fit on: the first {cut} matches ('split' = {split!r}) have no "
             f"{'scored match' if metric == 'log_likelihood' else 'decided pair'} with 'min_games' = {min_games}.")
     score = functools.partial(_score, s=train, metric=metric)  # picklable, for a process executor
-    fitted, train_value, evaluations = _optimize(filt, names, score, max_evaluations, executor)
+    fitted, train_value, evaluations, at_bound = _optimize(filt, names, score, max_evaluations, executor)
     report = evaluate(packed, {cls.__name__: fitted}, min_games=min_games, start=cut)
     sign = -1.0 if metric == "log_likelihood" else 1.0
-    return FitResult(
-        model=fitted, score=report[cls.__name__][metric], train_score=sign * train_value,
-        params={n: fitted._fit_value(n) for n in names}, metric=metric, split=cut,
-        evaluations=evaluations, seconds=time.perf_counter() - began, report=report,
-    )
+    return _result(fitted, report[cls.__name__][metric], sign * train_value, names, metric, cut, evaluations,
+                   began, report, at_bound)
+
+
+def _result(fitted: Any, score: float, train_score: float, names: list[str], metric: str, cut: int, evaluations: int,
+            began: float, report: Report, at_bound: tuple[str, ...]) -> FitResult:
+    """The :class:`FitResult`, with a :class:`FitWarning` for each parameter left at a bound of its range."""
+    params = {n: fitted._fit_value(n) for n in names}
+    if at_bound:
+        found = ", ".join(f"{n} = {params[n]:.6g}" for n in at_bound)
+        warnings.warn(FitWarning(
+            f"podium.fit left {found} of {type(fitted).__name__} at a bound of the search range: the history pushes "
+            f"{'it' if len(at_bound) == 1 else 'them'} to a limit or does not determine "
+            f"{'it' if len(at_bound) == 1 else 'them'} (FitResult.at_bound). Check the value, or fix it and fit the "
+            "rest ('params')."), stacklevel=3)
+    return FitResult(model=fitted, score=score, train_score=train_score, params=params, metric=metric, split=cut,
+                     evaluations=evaluations, seconds=time.perf_counter() - began, report=report, at_bound=at_bound)
 
 
 def _fittable(model: Any) -> bool:
@@ -294,9 +333,10 @@ def _quiet_score(score: Callable[[Any], float], model: Any) -> float:
 
 
 def _optimize(base: Any, names: list[str], score: Callable[[Any], float], max_evaluations: int,
-              executor: Executor | None = None) -> tuple[Any, float, int]:
+              executor: Executor | None = None) -> tuple[Any, float, int, tuple[str, ...]]:
     """Minimize ``score(model)`` over the hyperparameters ``names`` of ``base`` (the others kept): the search's best
-    point, or ``base`` itself if nothing beat it (or the budget was 0); its score; how many models were scored.
+    point, or ``base`` itself if nothing beat it (or the budget was 0); its score; how many models were scored; the
+    names the best point left at a bound of the search's box (:func:`_at_bound`; none when ``base`` is kept).
 
     With an ``executor``, the points the search will evaluate first regardless of their values (the initial
     simplex, :func:`_first_points`) and ``base`` are scored as its tasks first; the search then takes those
@@ -351,9 +391,33 @@ def _optimize(base: Any, names: list[str], score: Callable[[Any], float], max_ev
             raise
         fitted, value = build(best_seen[0]), float(best_seen[1])
         start = start_future.result() if start_future is not None else score(base)
-    if not start >= value:
-        return base, start, evaluations
-    return fitted, value, evaluations
+        if not start >= value:
+            return base, start, evaluations, ()
+        edges = _at_bound(names, best_seen[0], x0, domains)
+        # A non-negative parameter at the floor (no dynamics, no provisional steps) is the model without it, a value
+        # of its range rather than a bound: take 0 itself where it scores no worse, and do not flag it.
+        floor = {n: 0.0 for n, side in edges if side < 0 and cls._fit_space[split_fit_name(n)[0]] == "non_negative"}
+        if floor:
+            values = {n: _from_free(d, float(v), u) for n, d, v, u in zip(names, domains, best_seen[0], units)}
+            try:
+                zero = cls(**base._fit_params({**values, **floor}))
+            except ValueError:  # a model that does not take 0 after all keeps the search's point
+                zero = None
+            if zero is not None:
+                evaluations += 1
+                at_zero = score(zero)
+                if at_zero <= value:
+                    fitted, value = zero, at_zero
+    return fitted, value, evaluations, tuple(n for n, _ in edges if n not in floor)
+
+
+def _at_bound(names: list[str], x: np.ndarray, x0: np.ndarray, domains: list[str]) -> list[tuple[str, int]]:
+    """The names whose free coordinate in ``x`` is within 5 % of the box's width of a bound of :func:`_bounds`
+    (logit 11.4 of 12: a probability of 0.99999; a positive value within a factor 2.2 of its floor), each with -1
+    for the lower bound and +1 for the upper."""
+    box = _bounds(x0, domains)
+    return [(n, -1 if v - lo < hi - v else 1) for n, v, (lo, hi) in zip(names, x, box)
+            if min(v - lo, hi - v) < 0.05 * (hi - lo)]
 
 
 def _negative_evidence(candidate: TrueSkillThroughTime, train: Matches) -> float:
@@ -365,16 +429,13 @@ def _fit_smoother(base: TrueSkillThroughTime, packed: Matches, names: list[str],
                   began: float, executor: Executor | None = None) -> FitResult:
     """Maximize the smoother's log evidence per match of the first ``cut`` matches over ``names``."""
     score = functools.partial(_negative_evidence, train=packed[:cut])  # picklable, for a process executor
-    fitted, train_value, evaluations = _optimize(base, names, score, max_evaluations, executor)
+    fitted, train_value, evaluations, at_bound = _optimize(base, names, score, max_evaluations, executor)
     name = type(base).__name__
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         report = evaluate(packed, {name: fitted}, start=cut)
-    return FitResult(
-        model=fitted, score=report[name]["log_likelihood"], train_score=-train_value,
-        params={n: fitted._fit_value(n) for n in names}, metric="log_evidence", split=cut,
-        evaluations=evaluations, seconds=time.perf_counter() - began, report=report,
-    )
+    return _result(fitted, report[name]["log_likelihood"], -train_value, names, "log_evidence", cut, evaluations,
+                   began, report, at_bound)
 
 
 class _Budget(Exception):
@@ -412,8 +473,7 @@ def _first_points(x0: np.ndarray, domains: list[str]) -> list[np.ndarray]:
 def _search(objective: Any, x0: np.ndarray, domains: list[str], max_evaluations: int) -> None:
     """Minimize ``objective`` from ``x0`` (free coordinates); the objective keeps its best point."""
     if len(x0) == 1:
-        minimize_scalar(objective, bounds=_bounds(x0, domains)[0] if domains[0] == "real" else (x0[0] - 10.0, x0[0] + 6.0),
-                        method="bounded",
+        minimize_scalar(objective, bounds=_bounds(x0, domains)[0], method="bounded",
                         options={"xatol": 1e-3, "maxiter": max_evaluations})
     else:
         bounds = _bounds(x0, domains)

@@ -90,6 +90,32 @@ def has_team_games(matches: Matches) -> bool:
     return bool(len(matches.player) > len(matches.team_rank) or np.any(matches.weight != 1.0))
 
 
+def has_uneven_teams(matches: Matches) -> bool:
+    """Whether some match has teams whose partial-play weights sum differently (a 4 v 3, a substitute's half game):
+    the matches where what a newcomer adds to a team's strength (``newcomer``) changes a prediction.  In the
+    others it adds the same to every team and cancels."""
+    if not len(matches.player):
+        return False
+    sums = np.add.reduceat(matches.weight, matches.team_start[:-1])
+    first = np.repeat(sums[matches.match_start[:-1]], np.diff(matches.match_start))
+    return bool(np.any(np.abs(sums - first) > 1e-12 * np.maximum(1.0, np.abs(first))))
+
+
+def has_draws(matches: Matches, *, two_teams: bool = False) -> bool:
+    """Whether some match (of two teams, with ``two_teams``) has two finishers of the same rank (a draw, a tie): the
+    outcomes that inform a draw probability (non-finishers are unordered, not drawn)."""
+    rank = matches.team_rank
+    if len(rank) < 2:
+        return False
+    match = np.repeat(np.arange(len(matches)), np.diff(matches.match_start))
+    if two_teams:
+        keep = (np.diff(matches.match_start) == 2)[match]
+        rank, match = rank[keep], match[keep]
+    order = np.lexsort((rank, match))
+    r, m = rank[order], match[order]
+    return bool(np.any((r[1:] == r[:-1]) & (m[1:] == m[:-1]) & (r[1:] >= 0)))
+
+
 def _finite_number(value: int | float) -> bool:
     """``math.isfinite`` that answers False, not OverflowError, for an int too large for a float."""
     try:
@@ -102,7 +128,9 @@ class Hyperparameters:
     """Hyperparameter validation, ``get_params``, repr and equality: shared by the filters (:class:`Model`) and
     the whole-history smoother (:class:`podium.TrueSkillThroughTime`), and what :func:`podium.fit` tunes."""
 
-    #: Hyperparameters :func:`podium.fit` may choose, each with its domain ("positive", "probability").
+    #: Hyperparameters :func:`podium.fit` may choose, each with its domain: "positive", "non_negative" (0 is a model
+    #: of its own, such as no dynamics: searched on a log scale like a positive one, and a fit that runs to the floor
+    #: is taken to 0 itself), "probability", "real".
     _fit_space: ClassVar[dict[str, str]] = {}
     #: The ones it chooses when not told.
     _fit_default: ClassVar[tuple[str, ...]] = ()
@@ -177,7 +205,18 @@ class Hyperparameters:
             return matches.score is not None and getattr(self, "margin", "none") != "none"
         if name in ("margin_scale", "margin_noise"):
             return matches.score is not None
+        if name == "newcomer":
+            return has_uneven_teams(matches)
+        if name == "draw_probability":  # (without draws it would run to 0, or, under the pair metrics, anywhere)
+            return has_draws(matches)
         return True
+
+    def _origin(self, start: float) -> float:
+        """Where a team's sum measures its members' ratings from: the start rating ``start`` less ``newcomer``
+        (what a newcomer adds to its team's strength; docs/design.md, "Teams"), so that a team's strength is
+        ``sum_i w_i (r_i - start + newcomer)``.  ``start`` itself (to the bit) at ``newcomer = 0``."""
+        newcomer = float(getattr(self, "newcomer", 0.0))
+        return start - newcomer if newcomer != 0.0 else start
 
     def _fit_unit(self, name: str) -> float:
         """The scale of a real-valued hyperparameter for :func:`podium.fit`'s search (one unit is one step of its
@@ -460,25 +499,26 @@ class LikelihoodModel(Model):
     spread: float
     provisional: float
     advantage: float | ByContext
+    newcomer: float
 
     # Predictions depend on k / scale, spread, provisional, advantage / scale and the margin multiplier only
     # (ratings are in units of scale, measured from initial): fit tunes those (each where the history can inform
     # it); scale may be asked for, but it trades off exactly against k.
-    _fit_space = {"k": "positive", "spread": "positive", "provisional": "positive", "scale": "positive",
-                  "advantage": "real"}
-    _fit_default: ClassVar[tuple[str, ...]] = ("k", "spread", "provisional", "advantage")
+    _fit_space = {"k": "positive", "spread": "non_negative", "provisional": "non_negative", "scale": "positive",
+                  "advantage": "real", "newcomer": "real"}
+    _fit_default: ClassVar[tuple[str, ...]] = ("k", "spread", "provisional", "advantage", "newcomer")
 
     def _fit_start(self, name: str) -> float:
         return fit_start(self, name)
 
     def _fit_unit(self, name: str) -> float:
-        return float(self.scale) if name == "advantage" else 1.0
+        return float(self.scale) if name in ("advantage", "newcomer") else 1.0
 
     def __init__(self, *, k: float, initial: float, scale: float, spread: float, provisional: float,
-                 advantage: float | ByContext = 0.0) -> None:
+                 advantage: float | ByContext = 0.0, newcomer: float = 0.0) -> None:
         self._init_params(k=(k, "positive"), initial=(initial, "finite"), scale=(scale, "positive"),
                           spread=(spread, "non_negative"), provisional=(provisional, "non_negative"),
-                          advantage=(advantage, "advantage"))
+                          advantage=(advantage, "advantage"), newcomer=(newcomer, "finite"))
         self._prior = Rating(float(initial), 0.0)
 
     @property
@@ -501,8 +541,8 @@ class LikelihoodModel(Model):
         a, b, c = self._int_params
         form, power, autocorrelation = self._margin()
         replay_likelihood(
-            self._kind, a, b, c, float(self.k), float(self.scale), float(self.initial), float(self.spread),
-            float(self.provisional),
+            self._kind, a, b, c, float(self.k), float(self.scale), self._origin(float(self.initial)),
+            float(self.spread), float(self.provisional),
             matches.match_start, matches.team_start, matches.team_rank, state_rows(matches, slot_index),
             matches.weight, state.mu, state.games, history.mu if history is not None else nothing,
             loglik if loglik is not None else nothing, loglik is not None, history is not None,
@@ -516,7 +556,7 @@ class LikelihoodModel(Model):
     def _pair_predictions(self, packed: Matches, mu: NDArray[np.float64], sigma: NDArray[np.float64],
                           a: NDArray[np.int64], b: NDArray[np.int64]
                           ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        s = team_strengths(packed, mu, float(self.initial), self._offsets(packed)) / float(self.scale)
+        s = team_strengths(packed, mu, self._origin(float(self.initial)), self._offsets(packed)) / float(self.scale)
         # each team's sum w^2 (a history without teams has nothing to sum)
         square_weights = np.add.reduceat(packed.weight ** 2, packed.team_start[:-1]) if len(packed.weight) else s
         performance = GAUSSIAN if self._win_spec()[0] == "gaussian" else LOGISTIC
@@ -526,7 +566,8 @@ class LikelihoodModel(Model):
         """The teams' strengths in natural units, ``sum_i w_i (mu_i - initial) / (scale * c)``, of a one-match
         ``packed`` (what the replay computes before the match)."""
         c = match_spread(float(self.spread), float(np.sum(packed.weight ** 2)) / len(packed.team_rank))
-        return team_strengths(packed, mu, float(self.initial), self._offsets(packed)) / (float(self.scale) * c)
+        strengths = team_strengths(packed, mu, self._origin(float(self.initial)), self._offsets(packed))
+        return strengths / (float(self.scale) * c)
 
     def _predictive(self, packed: Matches, mu: NDArray[np.float64], sigma: NDArray[np.float64]
                     ) -> tuple[NDArray[np.float64], NDArray[np.float64], str, float]:

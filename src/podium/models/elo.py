@@ -41,7 +41,8 @@ class _PairwiseBase(LikelihoodModel):
     """Shared constructor of :class:`Elo` and :class:`PairwiseElo`."""
 
     _kind = PAIRWISE
-    _fit_space = {**LikelihoodModel._fit_space, "margin_power": "positive", "margin_autocorrelation": "positive"}
+    _fit_space = {**LikelihoodModel._fit_space, "margin_power": "non_negative",
+                  "margin_autocorrelation": "non_negative"}
     _fit_default = (*LikelihoodModel._fit_default, "margin_power")
     margin: str
     margin_power: float
@@ -51,14 +52,14 @@ class _PairwiseBase(LikelihoodModel):
         self, *, k: float = 32.0, initial: float = 1500.0, scale: float = 400.0 / math.log(10.0),
         performance: str = "logistic", update: str = "gradient", combine: str = "sum", spread: float = 1.0,
         provisional: float = 0.0, advantage: float | ByContext = 0.0, margin: str = "power", margin_power: float = 0.0,
-        margin_autocorrelation: float | None = None,
+        margin_autocorrelation: float | None = None, newcomer: float = 0.0,
     ) -> None:
         self.performance = performance
         self.update = update
         if type(self) is not Elo:  # Elo has two teams, for which "sum" and "mean" agree
             self.combine = combine
         super().__init__(k=k, initial=initial, scale=scale, spread=spread, provisional=provisional,
-                         advantage=advantage)
+                         advantage=advantage, newcomer=newcomer)
         self._int_params = (
             self._choice("performance", performance, ("logistic", "gaussian")),
             self._choice("update", update, ("gradient", "classic")),
@@ -123,6 +124,12 @@ class Elo(_PairwiseBase):
     margin_autocorrelation : float or None, default None
         The divisor's slope per natural unit of the winner's lead; None: the form's own (FiveThirtyEight's
         0.0790, that is ``2.2 / (0.001 dElo + 2.2)``, else 0).
+    newcomer : float, default 0
+        What a new player adds to its team's strength, in rating points: a team's strength is
+        ``sum_i w_i (r_i - initial + newcomer)``.  0 measures ratings from a newcomer's (a team of newcomers is
+        even with any other, whatever its size); ``initial`` is the literal sum (a team of four newcomers
+        ``initial`` points above a team of three).  It matters only where teams' sizes differ, and which is right
+        depends on the game (docs/design.md, "Teams"): :func:`podium.fit` fits it on such a history.
 
     Examples
     --------
@@ -136,11 +143,11 @@ class Elo(_PairwiseBase):
         self, *, k: float = 32.0, initial: float = 1500.0, scale: float = 400.0 / math.log(10.0),
         performance: str = "logistic", update: str = "gradient", spread: float = 1.0, provisional: float = 0.0,
         advantage: float | ByContext = 0.0, margin: str = "power", margin_power: float = 0.0,
-        margin_autocorrelation: float | None = None,
+        margin_autocorrelation: float | None = None, newcomer: float = 0.0,
     ) -> None:
         super().__init__(k=k, initial=initial, scale=scale, performance=performance, update=update, spread=spread,
                          provisional=provisional, advantage=advantage, margin=margin, margin_power=margin_power,
-                         margin_autocorrelation=margin_autocorrelation)
+                         margin_autocorrelation=margin_autocorrelation, newcomer=newcomer)
 
     _max_teams = 2
 
@@ -160,7 +167,8 @@ class PairwiseElo(_PairwiseBase):
 
     Parameters
     ----------
-    k, initial, scale, performance, update, spread, provisional, advantage, margin, margin_power, margin_autocorrelation
+    k, initial, scale, performance, update, spread, provisional, advantage, margin, margin_power, \
+    margin_autocorrelation, newcomer
         As for :class:`Elo` (``N`` is the mean over all the match's teams; each pair's margin is the difference of
         its two scores: race times, points).
     combine : {"mean", "sum"}, default "mean"
@@ -175,8 +183,8 @@ class PairwiseElo(_PairwiseBase):
         self, *, k: float = 32.0, initial: float = 1500.0, scale: float = 400.0 / math.log(10.0),
         performance: str = "logistic", update: str = "gradient", combine: str = "mean", spread: float = 1.0,
         provisional: float = 0.0, advantage: float | ByContext = 0.0, margin: str = "power", margin_power: float = 0.0,
-        margin_autocorrelation: float | None = None,
+        margin_autocorrelation: float | None = None, newcomer: float = 0.0,
     ) -> None:
         super().__init__(k=k, initial=initial, scale=scale, performance=performance, update=update, combine=combine,
                          spread=spread, provisional=provisional, advantage=advantage, margin=margin,
-                         margin_power=margin_power, margin_autocorrelation=margin_autocorrelation)
+                         margin_power=margin_power, margin_autocorrelation=margin_autocorrelation, newcomer=newcomer)

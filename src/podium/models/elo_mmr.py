@@ -97,6 +97,9 @@ class EloMMR(Model):
         taken off the performance its members observe; fitted by :func:`podium.fit` where a history records
         advantages.  A match's ``weight`` divides the variance of the performances it observes; EloMMR reads no
         margins (its rounds are ranks).
+    newcomer : float, default 0
+        What a new player adds to its team's term (see :class:`podium.Elo`): the term is ``mu + sum_i w_i (mu_i -
+        mu + newcomer)``, less ``newcomer`` (the same for every team).
 
     Notes
     -----
@@ -140,24 +143,28 @@ class EloMMR(Model):
     subsample_bucket: float | None
     history: int | None
     advantage: float | ByContext
+    newcomer: float
 
-    _fit_space = {"weight_limit": "positive", "sig_limit": "positive", "sigma": "positive", "advantage": "real"}
-    _fit_default = ("weight_limit", "sig_limit", "advantage")
+    _fit_space = {"weight_limit": "positive", "sig_limit": "positive", "sigma": "positive", "advantage": "real",
+                  "newcomer": "real"}
+    _fit_default = ("weight_limit", "sig_limit", "advantage", "newcomer")
 
     def _fit_unit(self, name: str) -> float:
-        return float(self.sig_limit) if name == "advantage" else 1.0
+        return float(self.sig_limit) if name in ("advantage", "newcomer") else 1.0
 
     def __init__(self, *, mu: float = 1500.0, sigma: float = 350.0, weight_limit: float = 0.2, sig_limit: float = 80.0,
                  drift_per_day: float = 0.0, split_ties: bool = False, noob_delay: Sequence[float] = (),
                  transfer_speed: float = 1.0, variant: str = "mmr", subsample_size: int | None = None,
-                 subsample_bucket: float | None = None, history: int | None = None, advantage: float | ByContext = 0.0) -> None:
+                 subsample_bucket: float | None = None, history: int | None = None, advantage: float | ByContext = 0.0,
+                 newcomer: float = 0.0) -> None:
         # The rest are checked below: their own messages, and defaults that hang on variant.
         self._init_params(mu=(mu, "finite"), sigma=(sigma, "positive"), weight_limit=(weight_limit, "positive"),
                           sig_limit=(sig_limit, "positive"), drift_per_day=(drift_per_day, "non_negative"),
                           split_ties=(split_ties, None), noob_delay=(noob_delay, None),
                           transfer_speed=(transfer_speed, None), variant=(variant, None),
                           subsample_size=(subsample_size, None), subsample_bucket=(subsample_bucket, None),
-                          history=(history, None), advantage=(advantage, "advantage"))
+                          history=(history, None), advantage=(advantage, "advantage"),
+                          newcomer=(newcomer, "finite"))
         if not isinstance(split_ties, bool):
             raise ValueError(f"The 'split_ties' parameter of EloMMR must be a bool. Got {split_ties!r:.80} instead.")
         self._noob_delay = self._delays(noob_delay)
@@ -195,7 +202,9 @@ class EloMMR(Model):
         return extra_prior(self._history)
 
     def _fit_informed(self, name: str, matches: Matches) -> bool:
-        return name != "drift_per_day" or bool(np.isfinite(matches.time).any())
+        if name == "drift_per_day":
+            return bool(np.isfinite(matches.time).any())
+        return super()._fit_informed(name, matches)  # (an advantage only where one is recorded, ...)
 
     # -- the engine ----------------------------------------------------------------------------------
     def _replay(self, matches: Matches, slot_index: NDArray[np.int64], state: State,
@@ -209,7 +218,7 @@ class EloMMR(Model):
             matches.match_start, matches.team_start, matches.team_rank, rows, matches.weight, time,
             state.mu, state.sigma, state.games, state.last_time, state.extra,
             history.mu if history is not None else nothing, history.sigma if history is not None else nothing,
-            pre_mu, pre_sigma, float(self.mu), float(self.weight_limit), float(self.sig_limit),
+            pre_mu, pre_sigma, self._origin(float(self.mu)), float(self.weight_limit), float(self.sig_limit),
             float(self.drift_per_day), self._noob_delay, float(self.transfer_speed), self.split_ties, self._size,
             self._width, self._history, lo, hi, self._tol, self._offsets(matches),
             matches.match_weight if matches.match_weight is not None else nothing,
@@ -253,7 +262,7 @@ class EloMMR(Model):
         """Each team's predictive mean and standard deviation (the Notes), from ratings per player slot."""
         if len(packed.weight) == 0:
             return np.zeros(0), np.zeros(0)
-        w, initial, starts = packed.weight, float(self.mu), packed.team_start[:-1]
+        w, initial, starts = packed.weight, self._origin(float(self.mu)), packed.team_start[:-1]
         loc = initial + np.add.reduceat(w * (mu - initial), starts)
         offset = self._offsets(packed)
         if len(offset):

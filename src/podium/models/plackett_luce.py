@@ -40,6 +40,8 @@ class PlackettLuce(LikelihoodModel):
         Newcomers' larger steps, ``k (1 + provisional / (n + 1))`` after ``n`` matches (see :class:`podium.Elo`).
     advantage : float, default 0
         Rating points added to a team's strength per unit of its recorded advantage (see :class:`podium.Elo`).
+    newcomer : float, default 0
+        What a new player adds to its team's strength (see :class:`podium.Elo`).
         Plackett-Luce reads no margins: its likelihood is that of the order alone.
     order : {"elimination", "victory"}, default "elimination"
         The default is the note's version: the last is chosen first, so a field's bottom places weigh little
@@ -72,12 +74,12 @@ class PlackettLuce(LikelihoodModel):
     def __init__(
         self, *, k: float = 32.0, initial: float = 1500.0, scale: float = 400.0 / math.log(10.0),
         order: str = "elimination", spread: float = 1.0, provisional: float = 0.0, ties: str = "geometric",
-        advantage: float | ByContext = 0.0,
+        advantage: float | ByContext = 0.0, newcomer: float = 0.0,
     ) -> None:
         self.order = order
         self.ties = ties
         super().__init__(k=k, initial=initial, scale=scale, spread=spread, provisional=provisional,
-                         advantage=advantage)
+                         advantage=advantage, newcomer=newcomer)
         self._int_params = (
             self._choice("order", order, ("victory", "elimination")),
             self._choice("ties", ties, ("geometric", "arithmetic")), 0,

@@ -112,7 +112,9 @@ class Smoothed:
                  fwd: NDArray[np.float64], bwd: NDArray[np.float64], lik: NDArray[np.float64],
                  match_log_evidence: NDArray[np.float64], loo_log_likelihood: float, iterations: int, step: float,
                  converged: bool, matches: int,
-                 posterior: tuple[NDArray[np.float64], NDArray[np.float64]] | None = None) -> None:
+                 posterior: tuple[NDArray[np.float64], NDArray[np.float64]] | None = None,
+                 links: tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], NDArray[np.float64]] | None = None
+                 ) -> None:
         self.model = model
         self.players = players
         self.time_is_date = time_is_date
@@ -123,6 +125,7 @@ class Smoothed:
         self.step = step
         self.converged = converged
         self.matches = matches
+        self._links = links  # (match_start, team_start, player, time) in time order: who met whom, and when
         # Skill variables grouped by player (stable, so each player's are in time order).
         by_player = np.argsort(sv_player, kind="stable")
         self._order = by_player
@@ -212,12 +215,16 @@ class Smoothed:
         return value
 
     def leaderboard(self, k: float = 3.0, *, at: float | str | None = None, top: int | None = None,
-                    min_games: int = 0) -> list[Any]:
+                    min_games: int = 0, connected_only: bool = False) -> list[Any]:
         """Players sorted by ``mu - k sigma`` of their smoothed skill at ``at`` (see :meth:`ratings`).
 
         ``games`` in each row counts the matches the player had played by ``at``; ``min_games`` leaves out
-        players with fewer.
+        players with fewer.  ``connected`` says whether the player is in the largest component of the matches
+        played by ``at`` (as :meth:`podium.League.leaderboard`'s: a rating outside it is not comparable with the
+        leaders'); ``connected_only`` leaves out the others.
         """
+        if not isinstance(connected_only, bool):
+            raise TypeError(f"'connected_only' must be a bool. Got {connected_only!r:.80}.")
         when = self._when(at)
         ratings = self.ratings(at)
         names = list(ratings)
@@ -225,8 +232,38 @@ class Smoothed:
         for j, name in enumerate(names):
             rows = self._rows(name)
             games[j] = self._games[rows[self._time[rows] <= when]].sum()
+        linked = self._connected(when)
+        connected = None if linked is None else np.array([linked[self._index[n]] for n in names], dtype=np.bool_)
         return leaderboard_rows(names, np.array([ratings[n].mu for n in names]),
-                                np.array([ratings[n].sigma for n in names]), games, k, top, min_games)
+                                np.array([ratings[n].sigma for n in names]), games, k, top, min_games, connected,
+                                connected_only)
+
+    def _connected(self, when: float) -> NDArray[np.bool_] | None:
+        """Per player, whether it is in the largest component of the matches played by ``when`` (ties: the component
+        of the lowest player index), as :meth:`podium.League.leaderboard` says of a league's matches; None when the
+        smoother kept no matches."""
+        if self._links is None:
+            return None
+        from scipy.sparse import coo_matrix
+        from scipy.sparse.csgraph import connected_components
+
+        ms, ts, pl, st = self._links
+        n = len(self.players)
+        cut = int(np.searchsorted(st, when, side="right"))  # the matches played by `when` (time order)
+        slots = int(ts[ms[cut]])
+        # Players and matches as one graph (player i, match n + m): a player's component is its match partners'.
+        team = np.repeat(np.arange(int(ms[cut])), np.diff(ts[:int(ms[cut]) + 1]))
+        match = np.repeat(np.arange(cut), np.diff(ms[:cut + 1]))[team] if slots else np.zeros(0, np.int64)
+        graph = coo_matrix((np.ones(slots), (pl[:slots], n + match)), shape=(n + cut, n + cut))
+        _, labels = connected_components(graph, directed=False)
+        played = np.zeros(n, dtype=np.bool_)
+        played[pl[:slots]] = True
+        if not played.any():
+            return played
+        sizes = np.bincount(labels[:n][played], minlength=int(labels.max()) + 1)
+        biggest = np.flatnonzero(sizes == sizes.max())
+        first = min(int(np.flatnonzero(played & (labels[:n] == b))[0]) for b in biggest)
+        return played & (labels[:n] == labels[first])
 
     def to_frame(self) -> Any:
         """A pandas ``DataFrame``, one row per player and batch: ``player, time, match, mu, sigma`` (pandas
@@ -302,9 +339,9 @@ class TrueSkillThroughTime(GaussianMargins, Hyperparameters):
     margin_scale: float | None
     margin_noise: float | None
 
-    _fit_space = {"beta": "positive", "gamma": "positive", "sigma": "positive", "draw_probability": "probability",
+    _fit_space = {"beta": "positive", "gamma": "non_negative", "sigma": "positive", "draw_probability": "probability",
                   "advantage": "real", "margin_scale": "positive", "margin_noise": "positive"}
-    _fit_default = ("beta", "gamma", "advantage", "margin_scale", "margin_noise")
+    _fit_default = ("beta", "gamma", "draw_probability", "advantage", "margin_scale", "margin_noise")
 
     def _fit_start(self, name: str) -> float:
         if name == "gamma" and self.gamma == 0:
@@ -493,7 +530,7 @@ class TrueSkillThroughTime(GaussianMargins, Hyperparameters):
         chain[order] = online  # back to the history's order
         return Smoothed(self, packed.players, packed.time_is_date and not unknown.all(), sv_player, sv_time,
                         order[sv_match], sv_games, sv_prev, sv_next, fwd, bwd, lik, chain, float(loo.sum()), done,
-                        float(step) if max_iterations > 0 else math.nan, converged, n_m, filtered)
+                        float(step) if max_iterations > 0 else math.nan, converged, n_m, filtered, (ms, ts, pl, st))
 
     _correct_level = True  # switches for tests and benchmarks that compare with the reference's plain sweeps
     _accelerate = True

@@ -72,6 +72,8 @@ class Thurstone(Model):
         common to the match (a two-team difference ``margin_scale * dy ~ N(dloc, margin_noise^2)``), whose
         log-likelihood's gradient (:func:`podium.kernels.thurstone.score_gradient`) replaces the order's in the step (``docs/design.md``, "What a result says").  None: the order alone.  Fitted with
         ``margin_noise`` by :func:`podium.fit` on a history with scores.
+    newcomer : float, default 0
+        What a new player adds to its team's strength, in rating points (see :class:`podium.Elo`).
     margin_noise : float, default 2
         That observation's standard deviation, in natural units.  Reading margins, predictions add
         ``margin_noise^2 / 2`` to each team's performance variance (an outcome is the sign of the observed margin).
@@ -98,13 +100,14 @@ class Thurstone(Model):
     advantage: float | ByContext
     margin_scale: float | None
     margin_noise: float
+    newcomer: float
 
-    _fit_space = {"k": "positive", "spread": "positive", "provisional": "positive", "scale": "positive",
-                  "advantage": "real", "margin_scale": "positive", "margin_noise": "positive"}
-    _fit_default = ("k", "spread", "provisional", "advantage", "margin_scale", "margin_noise")
+    _fit_space = {"k": "positive", "spread": "non_negative", "provisional": "non_negative", "scale": "positive",
+                  "advantage": "real", "margin_scale": "positive", "margin_noise": "positive", "newcomer": "real"}
+    _fit_default = ("k", "spread", "provisional", "advantage", "margin_scale", "margin_noise", "newcomer")
 
     def _fit_unit(self, name: str) -> float:
-        return float(self.scale) if name == "advantage" else 1.0
+        return float(self.scale) if name in ("advantage", "newcomer") else 1.0
 
     def _fit_prepare(self, matches: Matches, names: Sequence[str]) -> Any:
         """Margins start from one score point worth one unit of performance over the history's mean absolute score
@@ -123,13 +126,15 @@ class Thurstone(Model):
         scale: float = 400.0 / math.log(10.0), density: str = "gaussian", shape: float = 0.0,
         floor: float | None = None, precision: float = 1.0, spread: float = 1.0, provisional: float = 0.0,
         advantage: float | ByContext = 0.0, margin_scale: float | None = None, margin_noise: float = 2.0,
+        newcomer: float = 0.0,
     ) -> None:
         self._kx, self._ky = self._knots(k)  # k first: a constant or knots, checked by _knots
         self._init_params(k=(k, None), initial=(initial, "finite"), scale=(scale, "positive"),
                           spread=(spread, "non_negative"), provisional=(provisional, "non_negative"),
                           density=(density, DENSITIES), shape=(shape, "finite"), floor=(floor, "finite or None"),
                           precision=(precision, "positive"), advantage=(advantage, "advantage"),
-                          margin_scale=(margin_scale, "positive or None"), margin_noise=(margin_noise, "positive"))
+                          margin_scale=(margin_scale, "positive or None"), margin_noise=(margin_noise, "positive"),
+                          newcomer=(newcomer, "finite"))
         self._density_kind = density_code(density, shape)
         self._prior = Rating(float(initial), 0.0)
 
@@ -168,8 +173,9 @@ class Thurstone(Model):
         ll = loglik if loglik is not None else np.empty(len(matches))
         floor = -np.inf if self.floor is None else float(self.floor)
         replay_thurstone(
-            self._density_kind, float(self.shape), self._kx, self._ky, float(self.scale), float(self.initial),
-            float(self.spread), float(self.provisional), floor, float(self.precision),
+            self._density_kind, float(self.shape), self._kx, self._ky, float(self.scale),
+            self._origin(float(self.initial)), float(self.spread), float(self.provisional), floor,
+            float(self.precision),
             matches.match_start, matches.team_start, matches.team_rank, rows, matches.weight,
             state.mu, state.games, hist, ll, self._offsets(matches),
             matches.match_weight if matches.match_weight is not None else np.empty(0),
@@ -184,7 +190,7 @@ class Thurstone(Model):
         n = len(packed.team_rank)
         loc, sc = np.empty(n), np.empty(n)
         team_performances(packed.team_start, 0, n, packed.player, packed.weight, mu, 1.0 / self.scale,
-                           float(self.initial), float(self.spread), loc, sc)
+                           self._origin(float(self.initial)), float(self.spread), loc, sc)
         offset = self._offsets(packed)
         if self.margin_scale is not None:  # as the replay's: an outcome is the sign of the observed margin
             sc = np.sqrt(sc * sc + 0.5 * float(self.margin_noise) ** 2)

@@ -72,7 +72,7 @@ from ..kernels.common import History, State, signed_scores, state_rows
 from ..kernels.ep import CHAIN, EXACT, ORDERED, team_log_outcome
 from ..kernels.trueskill import SIGMA_MAX, history_log_likelihoods, log_qualities, replay_trueskill, team_priors
 from ..ordering import log_win_probabilities
-from .base import Model, typical_margin
+from .base import Model, has_draws, typical_margin
 from .context import ByContext
 
 __all__ = ["TrueSkill", "ConvergenceWarning"]
@@ -94,7 +94,7 @@ class GaussianMargins:
     margin_noise: float | None
 
     def _fit_unit(self, name: str) -> float:
-        return float(self.beta) if name == "advantage" else 1.0
+        return float(self.beta) if name in ("advantage", "newcomer") else 1.0
 
     def _fit_prepare(self, matches: Matches, names: Sequence[str]) -> Any:
         """Margins start from one score point worth a typical two-team difference over ``2 beta`` (the mean
@@ -152,8 +152,13 @@ class TrueSkill(GaussianMargins, Model):
         performs like any other team of newcomers whatever its size.  ``False`` is the paper's literal
         ``sum w s`` (and the ``trueskill`` package's), under which a team of four newcomers is expected to beat
         a team of three by ``mu`` points (25 = 6 beta): pair log loss 0.89, worse than a coin flip, on 4 v 3
-        with parties (``python benchmarks/teams.py``).  The two agree whenever the teams' weights sum alike
-        (equal sizes, duels, free-for-alls).
+        with parties (``python benchmarks/teams.py``); on other histories the sum predicts better.  The two agree
+        whenever the teams' weights sum alike (equal sizes, duels, free-for-alls).
+    newcomer : float, default 0
+        Added to every member's mean in a team's sum, ``sum w (s - mu + newcomer)`` with ``center``: what a newcomer
+        adds to its team's performance, from 0 (centred) to ``mu`` (the paper's sum; ``center=False`` is the same
+        as ``newcomer=mu``).  :func:`podium.fit` fits it on a history whose teams' sizes differ (docs/design.md,
+        "Teams").
     update : {"ordered", "exact", "chain"}, default "ordered"
         How a match of three or more teams updates (two teams are the paper's closed form whatever it is).
         ``"ordered"``: expectation propagation on the chain of places, each place only *ordered* (``d > 0``),
@@ -220,14 +225,24 @@ class TrueSkill(GaussianMargins, Model):
     tolerance: float
     max_iterations: int
 
-    _fit_space = {"beta": "positive", "tau": "positive", "sigma": "positive", "draw_probability": "probability",
-                  "drift": "positive", "advantage": "real", "margin_scale": "positive", "margin_noise": "positive"}
+    _fit_space = {"beta": "positive", "tau": "non_negative", "sigma": "positive", "draw_probability": "probability",
+                  "drift": "non_negative", "advantage": "real", "margin_scale": "positive", "margin_noise": "positive",
+                  "newcomer": "real"}
     # sigma is left out by default: with mu fixed, scaling sigma, beta, tau and drift together changes no
     # prediction, so fitting all four has a flat direction; beta and tau relative to sigma are what matter.
-    _fit_default = ("beta", "tau", "draw_probability", "advantage", "margin_scale", "margin_noise")
+    _fit_default = ("beta", "tau", "draw_probability", "advantage", "margin_scale", "margin_noise", "newcomer")
     advantage: float | ByContext
     margin_scale: float | None
     margin_noise: float | None
+    newcomer: float
+
+    def _fit_informed(self, name: str, matches: Matches) -> bool:
+        # With update="ordered" a match of three or more teams has no draw margin (a tied group is its orders), so
+        # only two-team draws inform the draw probability; a contest's ties would only make fit score its costly
+        # exact orderings for nothing.
+        if name == "draw_probability":
+            return has_draws(matches, two_teams=self.update == "ordered")
+        return super()._fit_informed(name, matches)
 
     def _fit_start(self, name: str) -> float:
         if name == "drift" and self.drift == 0:
@@ -240,7 +255,7 @@ class TrueSkill(GaussianMargins, Model):
         self, *, mu: float = 25.0, sigma: float = 25.0 / 3.0, beta: float = 25.0 / 6.0, tau: float = 25.0 / 300.0,
         draw_probability: float = 0.10, drift: float = 0.0, tolerance: float = 1e-6, max_iterations: int = 100,
         center: bool = True, update: str = "ordered", advantage: float | ByContext = 0.0, margin_scale: float | None = None,
-        margin_noise: float | None = None,
+        margin_noise: float | None = None, newcomer: float = 0.0,
     ) -> None:
         self._init_params(mu=(mu, "finite"), sigma=(sigma, "positive"), beta=(beta, "positive"),
                           tau=(tau, "non_negative"), draw_probability=(draw_probability, "probability"),
@@ -253,8 +268,8 @@ class TrueSkill(GaussianMargins, Model):
         self.update = update
         self._update = _UPDATES[update]
         self._init_params(advantage=(advantage, "advantage"), margin_scale=(margin_scale, "positive or None"),
-                          margin_noise=(margin_noise, "positive or None"))
-        self._center = float(mu) if center else 0.0
+                          margin_noise=(margin_noise, "positive or None"), newcomer=(newcomer, "finite"))
+        self._center = self._origin(float(mu) if center else 0.0)
         for name in ("sigma", "beta", "tau", "drift"):
             value = getattr(self, name)
             if value > SIGMA_MAX:
