@@ -13,6 +13,8 @@ $(BIN)/python:
 $(STAMP): $(BIN)/python pyproject.toml
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@echo "compiling podium's kernels once (numba caches them; 2-3 minutes)"
+	$(BIN)/podium demo --players 32 --matches 1600 > /dev/null
 	touch $(STAMP)
 
 demo: $(STAMP)

@@ -51,11 +51,15 @@ def test_elo_on_a_free_for_all_points_to_the_multiplayer_models(tmp_path: Path) 
     assert result.exit_code == 1 and "PlackettLuce" in result.output
 
 
-def test_demo_runs_and_reports_recovery() -> None:
+def test_demo_shows_every_family_an_evaluation_smoothing_and_an_audit() -> None:
     result = runner.invoke(app, ["demo", "--players", "60", "--matches", "4000"])
     assert result.exit_code == 0, result.output
     assert "rank correlation" in result.output
-    assert "PlackettLuce" in result.output and "elimination" in result.output
+    for family in ("Elo", "PairwiseElo", "PlackettLuce", "Thurstone", "TrueSkill", "Glicko2", "EloMMR"):
+        assert f"│ {family} " in result.output, family
+    assert "3. Evaluation" in result.output and "TrueSkill (fitted)" in result.output and "pair error" in result.output
+    assert "4. Smoothing" in result.output and "smoothed 0.9" in result.output
+    assert "5. Audit" in result.output and "flag(s); injected: one-sided pair:" in result.output
 
 
 def test_skip_invalid_rates_the_rest(tmp_path: Path) -> None:

@@ -366,3 +366,27 @@ def test_fit_reports_bad_options(duel_file: Path, args: list[str], needles: tupl
     result = _run("fit", duel_file, "--model", "trueskill", *args)
     _assert_exits_with(result, 1, *needles)
 
+
+# -- the smoother on the command line (issue 32) -------------------------------------------------------------------
+def test_evaluate_takes_the_smoother(duel_file: Path, duels: podium.Matches) -> None:
+    """``--model trueskill-through-time``: its evidence per match in the log-likelihood column, beside a filter, as
+    :func:`podium.evaluate` reports it; with ``--fit``, fitted by its evidence."""
+    data = _json("evaluate", duel_file, "--model", "trueskill-through-time:gamma=0.01", "--model", "trueskill")
+    report = podium.evaluate(duels, {"trueskill-through-time:gamma=0.01": podium.TrueSkillThroughTime(gamma=0.01),
+                                     "trueskill": podium.TrueSkill()})
+    _assert_same_report(data, report)
+    fitted = _json("evaluate", duel_file, "--model", "trueskill-through-time", "--fit")
+    result = podium.fit(podium.TrueSkillThroughTime, duels)
+    assert fitted["fitted"]["trueskill-through-time"] == pytest.approx(result.params, rel=1e-12)
+
+
+def test_fit_takes_the_smoother(duel_file: Path, duels: podium.Matches) -> None:
+    result = _ok("fit", duel_file, "--model", "trueskill-through-time")
+    fitted = podium.fit(podium.TrueSkillThroughTime(), duels)
+    rows = _rows(result.output)
+    for name, value in fitted.params.items():
+        assert rows[name][1] == format(value, ".6g")
+    assert rows["held-out log_likelihood"][1] == format(fitted.score, ".5f")
+    assert rows["training log_evidence"][1] == format(fitted.train_score, ".5f")
+    bad = _run("fit", duel_file, "--model", "trueskill-throughtime")
+    assert bad.exit_code != 0 and "trueskill-through-time" in _flat(bad.output)

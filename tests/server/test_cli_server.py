@@ -296,3 +296,21 @@ def test_serve_runs_the_app_on_the_database(sqlite_db: str, monkeypatch: pytest.
     with TestClient(app_from_env()) as client:
         assert client.get("/api/v1/health").status_code == 200
         assert client.post("/api/v1/leagues/x/predict", content=b"x" * 3001).status_code == 413
+
+
+def test_league_rebuild_shows_its_progress(db_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The rebuild reports the matches replayed so far against the approved log's length (a rich bar on the
+    terminal; here the callback it drives)."""
+    import contextlib
+
+    import podium.cli.server as commands
+
+    _seed(db_url)
+    seen: list[tuple[str, int, int]] = []
+    monkeypatch.setattr(commands, "_backup_progress",
+                        lambda: (contextlib.nullcontext(), lambda *call: seen.append(call)))
+    result = invoke("league", "rebuild", "season", "--db", db_url)
+    assert result.exit_code == 0, result.output
+    assert seen and seen[-1] == ("rebuild", 30, 30)
+    assert all(stage == "rebuild" and total == 30 for stage, _, total in seen)
+    assert [done for _, done, _ in seen] == sorted(done for _, done, _ in seen)

@@ -19,9 +19,13 @@ from ..data.io import read_matches
 from ..data.match import MatchError
 from ..data.matches import Matches
 from ..engine.league import League
-from ..models import MODELS, Model
+from ..models import MODELS, Model, TrueSkillThroughTime
 
-__all__ = ["app", "console", "notes", "make_model", "parse_model_spec", "reading"]
+#: Whole-history smoothers by command-line name: models that ``podium evaluate`` and ``podium fit`` take beside the
+#: filters of :data:`podium.models.MODELS` (a smoother rates no match as it comes, so ``rate`` and leagues do not).
+SMOOTHERS: dict[str, type[TrueSkillThroughTime]] = {"trueskill-through-time": TrueSkillThroughTime}
+
+__all__ = ["SMOOTHERS", "app", "console", "notes", "make_model", "parse_model_spec", "reading"]
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Ratings from games with any number of players and teams.")
 # Outside a terminal (pipes, CI logs) rich would wrap tables at 80 columns; the evaluation tables need more.
@@ -38,11 +42,13 @@ def _parse_value(text: str) -> Any:
     return {"true": True, "false": False}.get(text.lower(), text)
 
 
-def make_model(name: str, settings: list[str] | None = None) -> Model:
-    """Build a model from its command-line name and ``param=value`` settings."""
+def make_model(name: str, settings: list[str] | None = None, *, smoothers: bool = False) -> Any:
+    """Build a model from its command-line name and ``param=value`` settings: a filter of :data:`MODELS`, or with
+    ``smoothers`` also one of :data:`SMOOTHERS`."""
     key = name.lower().replace("_", "-")
-    if key not in MODELS:
-        raise typer.BadParameter(f"unknown model {name!r}; choose from {', '.join(MODELS)}", param_hint="--model")
+    known: dict[str, Any] = {**MODELS, **SMOOTHERS} if smoothers else dict(MODELS)
+    if key not in known:
+        raise typer.BadParameter(f"unknown model {name!r}; choose from {', '.join(known)}", param_hint="--model")
     params: dict[str, Any] = {}
     for item in settings or []:
         if "=" not in item:
@@ -50,7 +56,7 @@ def make_model(name: str, settings: list[str] | None = None) -> Model:
         param, value = item.split("=", 1)
         params[param.strip()] = _parse_value(value.strip())
     try:
-        return MODELS[key](**params)
+        return known[key](**params)
     except (TypeError, ValueError) as error:
         raise typer.BadParameter(str(error), param_hint="--set") from None
 
@@ -108,12 +114,13 @@ def _load(file: Path, skip_invalid: bool, at_least: int = 0) -> Matches:
     return matches
 
 
-def parse_model_spec(spec: str) -> tuple[str, Model]:
-    """``name`` or ``name:param=value,param=value`` -> (the spec as a label, the model)."""
+def parse_model_spec(spec: str, *, smoothers: bool = False) -> tuple[str, Any]:
+    """``name`` or ``name:param=value,param=value`` -> (the spec as a label, the model; a filter, or with
+    ``smoothers`` also a whole-history smoother)."""
     name, _, settings = spec.partition(":")
     items = [item for item in settings.split(",") if item.strip()] if settings else []
     try:
-        return spec, make_model(name.strip(), items)
+        return spec, make_model(name.strip(), items, smoothers=smoothers)
     except typer.BadParameter as error:
         raise typer.BadParameter(f"{spec!r}: {error.message}", param_hint="--model") from None
 

@@ -79,7 +79,8 @@ def simulate_command(
             writer.writerows(sim.skills.items())
 
 
-def _season(title: str, sim_matches: Matches, truth: dict[str, float], models: dict[str, Model], show: str) -> None:
+def _season(title: str, sim_matches: Matches, truth: dict[str, float], models: dict[str, Model],
+            show: str | None) -> None:
     from scipy.stats import spearmanr  # imported here: scipy.stats would cost every `podium serve` ~50 MB
 
     table = Table(title=title)
@@ -107,31 +108,87 @@ def _season(title: str, sim_matches: Matches, truth: dict[str, float], models: d
 
 @app.command()
 def demo(
-    players: Annotated[int, typer.Option(help="Players in each simulated season.")] = 500,
-    matches: Annotated[int, typer.Option(help="Matches in each simulated season.")] = 50_000,
+    players: Annotated[int, typer.Option(help="Players in each simulated season.")] = 400,
+    matches: Annotated[int, typer.Option(help="Matches in the season of duels (the others are smaller).")] = 20_000,
     seed: Annotated[int, typer.Option(help="Random seed.")] = 2026,
 ) -> None:
-    """Simulate seasons with known skills, rate them with every model, and compare."""
-    from ..models import Elo, PairwiseElo, PlackettLuce
+    """Every model family on simulated seasons with known skills, an evaluation, smoothing and an audit."""
+    import warnings
+
+    if players < 16 or matches < 100:
+        raise typer.BadParameter("the demo needs at least 16 players and 100 matches")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # a demo of defaults: convergence notes are for real work
+        _demo(players, matches, seed)
+
+
+def _demo(players: int, matches: int, seed: int) -> None:
+    from ..data.simulate import simulate_abuse
+    from ..evaluation.fit import fit
+    from ..evaluation.prequential import evaluate
+    from ..integrity.audit import audit
+    from ..models import EloMMR, Elo, Glicko2, PairwiseElo, PlackettLuce, Thurstone, TrueSkill, TrueSkillThroughTime
 
     console.rule("[bold]podium demo")
-    console.print(f"Simulating two seasons of {matches:,} matches among {players:,} players with known skills "
-                  "(Gaussian performances around each player's true skill; numba compiles on the first run).\n")
+    console.print(f"Simulated seasons among {players:,} players with known skills (Gaussian performances around each "
+                  "player's true skill); numba compiles podium's kernels on the first run and caches them.\n")
     duel = simulate(players, matches, teams=2, team_size=1, draw_probability=0.1, seed=seed)
-    _season("Duels (1 v 1, 10% draws between equals)", duel.matches, duel.skills, {
-        "Elo": Elo(), "Elo gaussian": Elo(performance="gaussian"),
-        "Elo gaussian classic": Elo(performance="gaussian", update="classic"),
-        "PlackettLuce": PlackettLuce(),
-    }, show="Elo")
-    race = simulate(players, matches // 4, teams=8, team_size=1, draw_probability=0.02, seed=seed + 1)
-    _season("Free-for-alls (8 players)", race.matches, race.skills, {
-        "PairwiseElo sum": PairwiseElo(k=8, combine="sum"), "PairwiseElo mean": PairwiseElo(),
-        "PairwiseElo gaussian": PairwiseElo(performance="gaussian"),
-        "PlackettLuce victory": PlackettLuce(order="victory"), "PlackettLuce elimination": PlackettLuce(),
-    }, show="PlackettLuce elimination")
-    console.print("Rank correlation: Spearman's rho between final ratings and true skills (1 = perfect).\n"
+    _season(f"1. Duels: {matches:,} one-on-one games, 10% draws between equals", duel.matches, duel.skills, {
+        "Elo": Elo(), "Elo gaussian": Elo(performance="gaussian"), "Glicko2": Glicko2(), "TrueSkill": TrueSkill(),
+        "EloMMR": EloMMR(),
+    }, show="TrueSkill")
+    race = simulate(players, matches // 8, teams=8, team_size=1, draw_probability=0.02, seed=seed + 1)
+    _season(f"2. Free-for-alls: {len(race.matches):,} races of 8", race.matches, race.skills, {
+        "PairwiseElo": PairwiseElo(), "PlackettLuce": PlackettLuce(), "Thurstone": Thurstone(),
+        "TrueSkill": TrueSkill(), "EloMMR": EloMMR(),
+    }, show=None)
+
+    console.rule("3. Evaluation: each game predicted from the ratings before it")
+    with console.status("fitting TrueSkill on the first 70 % of the duels"):
+        fitted = fit(TrueSkill, duel.matches)
+    cut = fitted.split
+    report = evaluate(duel.matches, {"Elo": Elo(), "Glicko2": Glicko2(), "TrueSkill": TrueSkill(),
+                                     "TrueSkill (fitted)": fitted.model}, start=cut)
+    console.print(report.table(title=f"Duels {cut + 1:,}-{len(duel.matches):,} (held out; TrueSkill fitted on the rest: "
+                                     + ", ".join(f"{k} {v:.3g}" for k, v in fitted.params.items()) + ")"))
+
+    console.rule("4. Smoothing: every game informs every rating (TrueSkill Through Time)")
+    from scipy.stats import spearmanr
+
+    with console.status("fitting TrueSkill Through Time by its evidence and smoothing the season of duels"):
+        began = time.perf_counter()
+        smoother = fit(TrueSkillThroughTime, duel.matches, split=1.0).model
+        assert isinstance(smoother, TrueSkillThroughTime)
+        smoothed = smoother.smooth(duel.matches)
+        seconds = time.perf_counter() - began
+    final = smoothed.ratings()
+    league = League(TrueSkill())
+    league.record_many(duel.matches)
+    online = league.ratings
+    names = list(duel.skills)
+    truth = [duel.skills[p] for p in names]
+    console.print(f"rank correlation with true skill: smoothed {spearmanr([final[p].mu for p in names], truth).statistic:.3f}"
+                  f", TrueSkill online {spearmanr([online[p].mu for p in names], truth).statistic:.3f} "
+                  f"(beta {float(smoother.beta):.3g}, gamma {float(smoother.gamma):.3g} fitted; {smoothed.iterations} "
+                  f"sweeps; {seconds:.1f} s)\n")
+
+    console.rule("5. Audit: abuse injected into an honest season")
+    # (a smaller scene whose players have the games a sandbagger needs: 2 x 25 thrown and honest ones around them)
+    scene = max(16, players // 4)
+    abused = simulate_abuse(scene, max(matches // 4, 50 * scene), win_trading=2, farming=2, sandbagging=1, dive=25,
+                            seed=seed + 2)
+    with console.status("auditing (TrueSkill fitted to the history first)"):
+        flags = audit(abused.matches)
+    if flags.flags:
+        console.print(flags.table())
+    injected = {kind: [" & ".join(case[:2]) if kind == "one-sided pair" else case[0] for case in cases]
+                for kind, cases in abused.abusers.items()}
+    console.print(f"{len(flags.flags)} flag(s); injected: " + "; ".join(
+        f"{kind}: {', '.join(who)}" for kind, who in injected.items() if who))
+    console.print("\nRank correlation: Spearman's rho between final ratings and true skills (1 = perfect). "
                   "Mean log-likelihood: each match predicted from the ratings before it (PairwiseElo: the pairwise "
-                  "composite likelihood).")
+                  "composite likelihood).  Next: `podium evaluate`, `podium fit`, `podium audit` and `podium serve` "
+                  "on your own history (README).")
 
 
 def _default_models(matches: Matches) -> list[str]:
@@ -143,7 +200,8 @@ def _default_models(matches: Matches) -> list[str]:
 def evaluate_command(
     file: Annotated[Path, typer.Argument(help="Match history: .jsonl[.gz], .csv[.gz] or .parquet.", exists=True, dir_okay=False)],
     model: Annotated[list[str] | None, typer.Option(
-        "--model", "-m", help="A model, NAME or NAME:param=value,... (repeatable; default: every model that fits the data).")] = None,
+        "--model", "-m", help="A model, NAME or NAME:param=value,... (repeatable; default: every model that fits the data); "
+                              "NAME is a filter or trueskill-through-time (the smoother).")] = None,
     fit_: Annotated[bool, typer.Option("--fit", help="Also fit each model on the first --split of the history; "
                                                      "then everything is scored on the rest.")] = False,
     split: Annotated[float, typer.Option(help="Training fraction for --fit.")] = 0.7,
@@ -165,7 +223,7 @@ def evaluate_command(
 
     specs = model or []
     matches = _load(file, skip_invalid, at_least=2)
-    models = dict(parse_model_spec(spec) for spec in (specs or _default_models(matches)))
+    models = dict(parse_model_spec(spec, smoothers=True) for spec in (specs or _default_models(matches)))
     if min_games < 0:
         raise typer.BadParameter(f"must be >= 0, got {min_games}", param_hint="--min-games")
     if min_rounds < 0:
@@ -184,7 +242,6 @@ def evaluate_command(
                     continue
                 with console.status(f"fitting {label}"):
                     result = fit(m, matches, split=split, min_games=min_games)
-                assert isinstance(result.model, Model)  # the command line evaluates filters
                 models[f"{label} (fitted)"] = result.model
                 fitted[label] = result.params
                 trained = result.split
@@ -232,9 +289,12 @@ def _evaluation_figure(report: Any, matches: Matches, models: dict[str, Model], 
     ax1.set_title("pair log loss")
     plots.calibration(report, ax=ax2)
     name, first = next(iter(models.items()))
-    league = League(first)
-    league.record_many(matches)
-    plots.trajectories(league, ax=ax3, top=5)
+    if isinstance(first, Model):
+        league = League(first)
+        league.record_many(matches)
+        plots.trajectories(league, ax=ax3, top=5)
+    else:  # a smoother's trajectories are its smoothed ratings
+        plots.trajectories(first.smooth(matches), ax=ax3, top=5)
     ax3.set_title(f"{name}: top 5 trajectories")
     fig.savefig(path, dpi=110)
 
@@ -242,9 +302,11 @@ def _evaluation_figure(report: Any, matches: Matches, models: dict[str, Model], 
 @app.command("fit")
 def fit_command(
     file: Annotated[Path, typer.Argument(help="Match history: .jsonl[.gz], .csv[.gz] or .parquet.", exists=True, dir_okay=False)],
-    model: Annotated[str, typer.Option("--model", "-m", help="NAME or NAME:param=value,... (the fixed settings).")] = "trueskill",
+    model: Annotated[str, typer.Option("--model", "-m", help="NAME or NAME:param=value,... (the fixed settings); NAME may be "
+                                                             "trueskill-through-time (fitted by its evidence).")] = "trueskill",
     param: Annotated[list[str] | None, typer.Option("--param", "-p", help="A hyperparameter to fit (repeatable; default: the model's usual ones).")] = None,
-    metric: Annotated[str, typer.Option(help="pair_log_loss, pair_error or log_likelihood.")] = "pair_log_loss",
+    metric: Annotated[str | None, typer.Option(help="pair_log_loss, pair_error or log_likelihood (default: log_likelihood "
+                                                    "where a draw probability is fitted, else pair_log_loss).")] = None,
     split: Annotated[float, typer.Option(help="Fraction of the history, in time order, to fit on.")] = 0.7,
     min_games: Annotated[int, typer.Option("--min-games", help="Score only matches whose players all had this many earlier matches.")] = 0,
     skip_invalid: Annotated[bool, typer.Option("--skip-invalid", help="Leave out malformed records (with a warning).")] = False,
@@ -253,7 +315,7 @@ def fit_command(
     from ..evaluation.prequential import evaluate
     from ..evaluation.fit import fit
 
-    label, base = parse_model_spec(model)
+    label, base = parse_model_spec(model, smoothers=True)
     matches = _load(file, skip_invalid, at_least=2)
     try:
         with console.status(f"fitting {label} on the first {split:.0%} of {len(matches):,} matches"):
@@ -268,8 +330,12 @@ def fit_command(
     table.add_column("given", justify="right")
     table.add_column("fitted", justify="right")
     for name, value in result.params.items():
-        table.add_row(name, f"{float(getattr(base, name)):.6g}", f"{value:.6g}")
-    table.add_row(f"held-out {metric}", f"{before['given'][metric]:.5f}", f"[bold]{result.score:.5f}[/bold]")
+        table.add_row(name, f"{base._fit_value(name):.6g}", f"{value:.6g}" + (" (at a bound)" if name in result.at_bound
+                                                                             else ""))
+    metric = result.metric
+    # (a smoother is fitted by its evidence and scored held out by log P(held-out | training) per match)
+    held_out = "log_likelihood" if metric == "log_evidence" else metric
+    table.add_row(f"held-out {held_out}", f"{before['given'][held_out]:.5f}", f"[bold]{result.score:.5f}[/bold]")
     table.add_row(f"training {metric}", "", f"{result.train_score:.5f}")
     console.print(table)
     console.print(f"{result.evaluations} replays of the training part, {result.seconds:.1f} s")

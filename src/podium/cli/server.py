@@ -213,11 +213,22 @@ def league_rebuild(
     tolerance: Annotated[float, typer.Option(help="Largest difference (absolute, relative above 1) that counts as equal.")] = 1e-9,
 ) -> None:
     """Recompute every rating from the league's match log; exit 1 if a stored value differed."""
-    from ..server.store import rebuild
+    from ..server.store import list_leagues, rebuild
 
     start = time.perf_counter()
+    bar, update = _backup_progress()
     with _database(db) as engine:
-        n, diffs = rebuild(engine, name, write=not check, tolerance=tolerance)
+        with engine.connect() as conn:  # the bar's total: the approved log (an unknown league fails in rebuild)
+            total = next((row["matches"] for row in list_leagues(conn) if row["name"] == name), 0)
+        done = 0
+
+        def replayed(size: int) -> None:
+            nonlocal done
+            done += size
+            update("rebuild", done, total)
+
+        with bar:
+            n, diffs = rebuild(engine, name, write=not check, tolerance=tolerance, progress=replayed)
     elapsed = time.perf_counter() - start
     if not diffs:
         console.print(f"{name}: replayed {n:,} matches in {elapsed:.2f} s; every stored rating agrees.")
@@ -233,13 +244,14 @@ def league_rebuild(
 
 
 def _backup_progress() -> Any:
-    """A rich progress bar for league export and import, with the callback podium.server.backup calls."""
+    """A rich progress bar for league export, import and rebuild, with the callback ``update(stage, done, total)``."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
                    console=notes, transient=True)
     tasks: dict[str, Any] = {}
-    names = {"write": "writing matches", "read": "reading (bytes)", "rate": "rating the log"}
+    names = {"write": "writing matches", "read": "reading (bytes)", "rate": "rating the log",
+             "rebuild": "replaying the log"}
 
     def update(stage: str, done: int, total: int) -> None:
         if stage not in tasks:
