@@ -251,3 +251,42 @@ def test_logistic_crowded_race_gradient_sums_to_zero() -> None:
     rank[int(rng.integers(n))] = None
     _, gm, _ = log_order(m, s, rank, density="logistic", gradient=True)
     assert abs(gm.sum()) <= 1e-9 * max(1.0, np.abs(gm).max())
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(2, 14), st.integers(0, 2**32 - 1), st.sampled_from(["gaussian", "gumbel", "logistic", "skew_normal"]),
+       st.sampled_from([0.3, 2.0, 1e3]), st.sampled_from([0.0, 25.0, 1e5]), st.sampled_from([0.0, 1.0, 4.0]),
+       st.booleans())
+def test_the_gradient_keeps_the_invariances_of_an_order(n: int, seed: int, density: str, spread: float, offset: float,
+                                                          decades: float, dnf: bool) -> None:
+    """An order of ``X_i = m_i + s_i e_i`` is unchanged by a common shift and by a common positive factor on ``m``
+    and ``s``: ``sum dm = 0`` and ``sum m dm + s ds = 0``, each below 1e-9 of its largest term (issue 32: they were
+    1.9e-9 and 3.1e-8), over random orders, scales spanning ``decades`` and non-finishers."""
+    if density == "skew_normal":
+        # The skew-normal's distribution function is integrated on the grid, and a non-finisher 1,000 spreads
+        # above a finisher (log P about -1e6) still gets an infinite gradient there: a known gap, not tested here.
+        spread = min(spread, 20.0)
+    rng = np.random.default_rng(seed)
+    m = offset + rng.normal(0.0, spread, n)
+    s = 10.0 ** rng.uniform(0.0, decades, n)
+    rank: list[int | None] = [int(r) for r in rng.permutation(n)]
+    if dnf and n > 2:
+        for i in rng.choice(n, size=int(rng.integers(1, n)), replace=False):
+            rank[int(i)] = None
+    _, dm, ds = log_order(m, s, rank, density=density, shape=2.0 if density == "skew_normal" else 0.0, gradient=True)
+    assert np.all(np.isfinite(dm)) and np.all(np.isfinite(ds))
+    largest = np.abs(dm).max()
+    assert abs(dm.sum()) <= 1e-9 * largest
+    terms = np.r_[m * dm, s * ds]
+    assert abs(terms.sum()) <= 1e-9 * np.abs(terms).max()
+    # ... and the projection that keeps them left the gradient right: a central difference of log P along one
+    # location (about the shifted locations, which the invariance allows, so that a large offset costs no digits).
+    i = int(rng.integers(n))
+    h = 1e-3 * min(spread, float(s.min()))
+    shape = 2.0 if density == "skew_normal" else 0.0
+    up, down = m - offset, m - offset
+    up[i] += h
+    down[i] -= h
+    numeric = (log_order(up, s, rank, density=density, shape=shape)
+               - log_order(down, s, rank, density=density, shape=shape)) / (2 * h)
+    assert numeric == pytest.approx(dm[i], abs=1e-5 * max(1.0, largest))
