@@ -1,0 +1,100 @@
+"""What a single public call costs beyond its compiled kernel (issue 32): a game server calls these one match at a time.
+
+For races of n = 2, 6 and 20 one-player teams, the median of ``--repeats`` timings of ``--calls`` calls each (after
+one warm-up call, so nothing compiles in the timing), side by side:
+
+* ``podium.ordering.log_order(m, s, rank, gradient=True)`` against its kernel ``ordering.outcome.log_outcome`` on
+  prepared arrays;
+* ``podium.ordering.rank_probabilities(m, s)`` against ``ordering.outcome.place_probabilities``;
+* for TrueSkill and PlackettLuce: ``model.rate(match, ratings)``, ``model.win_probabilities(teams, ratings)`` and
+  ``model.quality(teams, ratings)`` against the model's own compiled step on an already packed match (``_replay``,
+  ``_log_win``, ``_log_qualities`` or the quality of ``_predictive``), which is what the public call adds checking,
+  packing and unpacking to.
+
+The target is the public call within 1.5x of its kernel for n <= 20.  The machine is shared: read the ratios.
+
+    python benchmarks/overhead.py [--repeats 7] [--calls 2000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+import podium
+from podium import Match, Rating
+from podium.ordering import log_order, rank_probabilities
+from podium.ordering.outcome import log_outcome, place_probabilities
+
+
+def _median_us(call: Callable[[], Any], calls: int, repeats: int) -> float:
+    call()
+    runs = []
+    for _ in range(repeats):
+        began = time.perf_counter()
+        for _ in range(calls):
+            call()
+        runs.append((time.perf_counter() - began) / calls * 1e6)
+    return statistics.median(runs)
+
+
+def _rows(n: int, calls: int, repeats: int) -> list[tuple[str, float, float]]:
+    rng = np.random.default_rng(n)
+    m, s = rng.normal(0.0, 1.0, n), np.exp(rng.normal(0.0, 0.2, n))
+    rank_list: list[int | None] = list(range(n))
+    rank, size = np.arange(n, dtype=np.int64), np.ones(n)
+    gl, gs, places = np.zeros(n), np.zeros(n), np.empty((n, n))
+    rows = [
+        ("log_order + gradient", _median_us(lambda: log_order(m, s, rank_list, gradient=True), calls, repeats),
+         _median_us(lambda: log_outcome(m, s, 0, 0.0, rank, size, 0.0, True, gl, gs, 1.0), calls, repeats)),
+        ("ordering.rank_probabilities", _median_us(lambda: rank_probabilities(m, s), calls, repeats),
+         _median_us(lambda: place_probabilities(m, s, 0, 0.0, places, 1.0), calls, repeats)),
+    ]
+    teams = [[f"p{i}"] for i in range(n)]
+    match = Match(teams)
+    for model in (podium.TrueSkill(), podium.PlackettLuce()):
+        name = type(model).__name__
+        prior = model.prior
+        ratings = {t[0]: Rating(prior.mu + 3.0 * float(rng.normal()), prior.sigma) for t in teams}
+        packed, mu, sigma = model._pack(match, ratings)
+        slots = np.arange(len(mu))
+
+        def replay(model: Any = model, packed: Any = packed, mu: Any = mu, sigma: Any = sigma, slots: Any = slots
+                   ) -> None:
+            model._replay(packed, slots, model._new_state(mu, sigma), None)
+
+        rows.append((f"{name}.rate", _median_us(lambda: model.rate(match, ratings), calls, repeats),
+                     _median_us(replay, calls, repeats)))
+        rows.append((f"{name}.win_probabilities",
+                     _median_us(lambda: model.win_probabilities(teams, ratings), calls, repeats),
+                     _median_us(lambda: model._log_win(packed, mu, sigma), calls, repeats)))
+        if isinstance(model, podium.TrueSkill):
+            kernel = _median_us(lambda: model._log_qualities(packed, mu, sigma), calls, repeats)
+        else:
+            kernel = _median_us(lambda: model._predictive(packed, mu, sigma), calls, repeats)
+        rows.append((f"{name}.quality", _median_us(lambda: model.quality(teams, ratings), calls, repeats), kernel))
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--calls", type=int, default=2000)
+    args = parser.parse_args()
+    print(f"{'call':32} {'n':>3} {'public us':>10} {'kernel us':>10} {'ratio':>6}")
+    ratios = []
+    for n in (2, 6, 20):
+        for name, public, kernel in _rows(n, args.calls, args.repeats):
+            ratios.append(public / kernel)
+            flag = "" if public <= 1.5 * kernel else "  (above 1.5x)"
+            print(f"{name:32} {n:>3} {public:10.2f} {kernel:10.2f} {public / kernel:6.2f}{flag}", flush=True)
+    print(f"median ratio {statistics.median(ratios):.2f}; {sum(r <= 1.5 for r in ratios)} of {len(ratios)} within 1.5x")
+
+
+if __name__ == "__main__":
+    main()
