@@ -19,7 +19,7 @@ from ..data.io import read_matches
 from ..data.match import MatchError
 from ..data.matches import Matches
 from ..engine.league import League
-from ..models import MODELS, Model, TrueSkillThroughTime
+from ..models import MODELS, TrueSkillThroughTime
 
 #: Whole-history smoothers by command-line name: models that ``podium evaluate`` and ``podium fit`` take beside the
 #: filters of :data:`podium.models.MODELS` (a smoother rates no match as it comes, so ``rate`` and leagues do not).
