@@ -518,8 +518,8 @@ def test_a_shared_history_side_by_side_with_the_reference(exact_reference: None)
 def test_smoothed_leaderboard_says_who_is_connected() -> None:
     """Two scenes that meet only at the end: before the meeting the smaller is not connected to the larger (the
     league's rule: the largest component of the matches played by then), after it everyone is."""
-    scene_a = [Match([[f"a{i}"], [f"a{(i + 1) % 4}"]], time=float(i)) for i in range(8)]
-    scene_b = [Match([[f"b{i}"], [f"b{(i + 1) % 3}"]], time=float(i) + 0.5) for i in range(6)]
+    scene_a = [Match([[f"a{i % 4}"], [f"a{(i + 1) % 4}"]], time=float(i)) for i in range(8)]
+    scene_b = [Match([[f"b{i % 3}"], [f"b{(i + 1) % 3}"]], time=float(i) + 0.5) for i in range(6)]
     bridge = [Match([["a0"], ["b0"]], time=20.0)]
     smoothed = podium.TrueSkillThroughTime().smooth(sorted(scene_a + scene_b, key=lambda m: m.time) + bridge)
     before = {row.player: row.connected for row in smoothed.leaderboard(at=10.0)}
