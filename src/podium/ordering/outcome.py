@@ -165,7 +165,7 @@ def log_outcome(
         grad = want_grad and groups == finishers
         value = order_log_prob(loc, scale, kind, shape, starts[:groups + 1].copy(), order[:finishers].copy(),
                                groups, link, margin, size, dnf, n_dnf, grad, gl, gsc, precision)
-        if grad:  # (a fixed margin is not scaled with the performances: translation only)
+        if grad and kind != SKEW_NORMAL:  # (a fixed margin is not scaled with the performances: translation only)
             _invariant_gradient(loc, scale, gl, gsc, False)
             for i in range(n):
                 grad_loc[i] += gl[i]
@@ -206,7 +206,7 @@ def log_outcome(
                     members[a + t] = source[tie_member(t, k, turn, reflect)]
         acc += order_log_prob(loc, scale, kind, shape, stage_start, members, finishers, link, 0.0, size,
                               dnf, n_dnf, want_grad, gl, gsc, precision)
-    if want_grad:
+    if want_grad and kind != SKEW_NORMAL:
         _invariant_gradient(loc, scale, gl, gsc, True)
         for i in range(n):
             grad_loc[i] += gl[i] / runs
@@ -227,6 +227,11 @@ def _invariant_gradient(loc: NDArray[np.float64], scale: NDArray[np.float64], gl
     largest in far tails, into the locations that the models' updates step along (it broke Thurstone's
     monotonicity with a skew-normal density).  The invariants then hold to rounding (they were off by 2e-9 and 3e-8
     of the largest term; issue 32).
+
+    Not for the skew-normal: its distribution function is integrated on the grid, and with non-finishers its
+    ``log P`` itself is not yet shift-invariant (a tie of two finishers above six non-finishers moved by 7.3 per
+    unit of common shift: ``tests/ordering/test_ordering_properties.py``, an expected failure); correcting the
+    gradient of a wrong value to an invariance it does not have would only hide that.
     """
     n = len(loc)
     for i in range(n):
