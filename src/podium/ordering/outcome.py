@@ -165,8 +165,9 @@ def log_outcome(
         grad = want_grad and groups == finishers
         value = order_log_prob(loc, scale, kind, shape, starts[:groups + 1].copy(), order[:finishers].copy(),
                                groups, link, margin, size, dnf, n_dnf, grad, gl, gsc, precision)
-        if grad and kind != SKEW_NORMAL:  # (a fixed margin is not scaled with the performances: translation only)
-            _invariant_gradient(loc, scale, gl, gsc, False)
+        if grad:
+            if kind != SKEW_NORMAL:  # (a fixed margin is not scaled with the performances: translation only)
+                _invariant_gradient(loc, scale, gl, gsc, False)
             for i in range(n):
                 grad_loc[i] += gl[i]
                 grad_scale[i] += gsc[i]
@@ -206,8 +207,9 @@ def log_outcome(
                     members[a + t] = source[tie_member(t, k, turn, reflect)]
         acc += order_log_prob(loc, scale, kind, shape, stage_start, members, finishers, link, 0.0, size,
                               dnf, n_dnf, want_grad, gl, gsc, precision)
-    if want_grad and kind != SKEW_NORMAL:
-        _invariant_gradient(loc, scale, gl, gsc, True)
+    if want_grad:
+        if kind != SKEW_NORMAL:
+            _invariant_gradient(loc, scale, gl, gsc, True)
         for i in range(n):
             grad_loc[i] += gl[i] / runs
             grad_scale[i] += gsc[i] / runs
