@@ -141,6 +141,17 @@ def main() -> None:
         cells = " | ".join(f"{c[0]}/{c[1]} ({c[0] / c[1]:.0%})" for c in counts.values())
         out.append(f"| {label} | {n} | {cells} | {total[0]}/{total[1]} ({total[0] / total[1]:.0%}) | {false} |")
         print(out[-1], flush=True)
+    out += ["", "## Farmers at any skill", "",
+            "The scenario of issue 32: 400 players' 6,000 honest duels, ten farmers drawn from every skill (the top "
+            "ones' wins over newcomers are what the model expects), each fed four wins by each of five new accounts "
+            "that play nobody else, at random moments (`simulate_abuse(400, 6000, farming=10, accounts=5, "
+            "account_games=4, throw=1, farmer_quantile=1)`).", "",
+            "| histories | farmers flagged | honest players flagged |", "|---|---|---|"]
+    counts, false, n = abused({"players": 400, "matches": 6000}, 20 // scale, win_trading=0, farming=10,
+                              sandbagging=0, accounts=5, account_games=4, throw=1.0, farmer_quantile=1.0)
+    out.append(f"| {n} | {counts['farming'][0]}/{counts['farming'][1]} "
+               f"({counts['farming'][0] / counts['farming'][1]:.0%}) | {false} |")
+    print(out[-1], flush=True)
     out += ["", "## Power against the amount of abuse", "",
             "Duels (60 players, 5,000 games), one case of each kind, all else at the defaults; the share of injected "
             "abusers of the varied kind that is flagged.", ""]
@@ -152,9 +163,10 @@ def main() -> None:
             cells.append(f"{name} = {value}: {counts[kind][0]}/{counts[kind][1]}")
         out.append(f"- {kind}: " + "; ".join(cells))
         print(out[-1], flush=True)
-    out += ["", "What limits it: a game thrown to a far stronger player, a farmer at the top beating newcomers, a weak "
-            "player losing a run of games are what the model expects, and leave little trace (the generators draw "
-            "their abusers where the abuse gains something). The tests measure each rating from the player's other "
+    out += ["", "What limits it: a game thrown to a far stronger player and a weak player losing a run of games are "
+            "what the model expects, and leave little trace (the generators draw their abusers where the abuse gains "
+            "something); a farmer at the top beating newcomers is found by their schedules (accounts that play "
+            "nobody else), not by its wins, and needs at least three such accounts. The tests measure each rating from the player's other "
             "games and integrate over its uncertainty, which is what keeps honest histories quiet, and what a short "
             "burst of abuse cannot overcome.", "",
             "## The shared real histories", "",

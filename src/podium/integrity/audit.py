@@ -193,9 +193,11 @@ def audit(
     new_games : int
         Most games an account may have in all to be a farmer's satellite.
     satellite_share : float in (0, 1]
-        Least share of a satellite's games that were against its farmer.
+        Least share of a satellite's games that were against its farmer, and of its decided meetings with the
+        farmer that it lost.
     min_satellites : int
-        Satellites a player needs to be tested for farming.
+        Satellites a player needs to be flagged for farming (every player met by that many new accounts counts
+        as a hypothesis).
     windows : sequence of int
         Lengths (in games) of the windows scanned for sandbagging.
     established : int

@@ -4,12 +4,19 @@ the number of hypotheses it considered (for the correction).
 - **One-sided pair** (win trading, feeding): two players who met on opposite sides in at least
   ``min_meetings`` decided games.  ``W`` = the first's wins, a Poisson-binomial given the skills; the p-value
   is two-sided, ``2 min(P(W >= w), P(W <= w))``.
-- **Farming**: a player ``x`` with at least ``min_satellites`` *satellites*: accounts with between 2 and
-  ``new_games`` games in all, at least ``satellite_share`` of them against ``x`` (a game against several
-  opposing teams counts a share against each: a race is not a game against every rival in it).  The p-value
-  is ``P(W >= w)`` for ``x``'s wins over its satellites; satellites that played ``x`` together are taken as
-  one, each game once.  A satellite with nothing else to its name is predicted at the prior, as a new
-  account is.
+- **Farming**: a player ``x`` and the new accounts that met it (between 2 and ``new_games`` games in all).  An
+  account *fell* to ``x`` when at least ``satellite_share`` of its games were against ``x`` (a game against
+  several opposing teams counts a share against each: a race is not a game against every rival in it) and it
+  lost at least that share of its decided meetings with ``x``: a career that is a handful of losses to one
+  player.  Under honest play an account falls with probability ``P(Bin(g - 1, rho) >= ceil(share g) - 1)``
+  (its schedule) times the chance of those losses (its results, given the skills), where ``rho`` is how often
+  ``x``'s other opponents met it again in their next game (Laplace's rule, ``(repeats + 1) / (games + 2)``: a
+  two-legged tie or a series repeats a pairing, random matchmaking seldom does).  ``S``, the number of accounts
+  that fell, is Poisson-binomial given ``x``'s skill; the p-value is ``P(S >= s)`` averaged over it, tested
+  where ``s >= min_satellites``.  A strong player's wins over newcomers are what the model expects; newcomers
+  who play nobody else are not, which is what finds farming at any skill.  Accounts that played ``x`` together
+  (two as a team) are taken as one, each game once.  An account with nothing else to its name is predicted at
+  the prior, as a new account is.
 - **Sandbagging**: a window of a player's consecutive games (lengths ``windows``, starting at multiples of a
   quarter of the length, after its first ``established`` games) in which it scored far below what its rating
   from its other games predicts (the games before the window and the ``2 L`` after it), followed by a rise:
@@ -176,6 +183,58 @@ def _clusters(match: NDArray[np.int64], x: NDArray[np.int64], y: NDArray[np.int6
     return list(out.values())
 
 
+@jit
+def _next_meetings(match_start: NDArray[np.int64], team_start: NDArray[np.int64], player: NDArray[np.int64],
+                   counted: NDArray[np.bool_], target: NDArray[np.bool_]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """For each ``target`` player ``f``: ``(n_f, again_f)``, the games of ``counted`` players against ``f`` that
+    the player followed with another game, and how many of those next games were against ``f`` again.
+
+    This is how often ``f``'s schedule repeats a pairing at once (a two-legged tie, a series, a ladder that
+    pairs the same two again), measured on its opponents' next games, not on ``f``'s own (a farmer's own
+    next games are its satellites')."""
+    n_players = len(counted)
+    n = np.zeros(n_players, dtype=np.int64)
+    again = np.zeros(n_players, dtype=np.int64)
+    team_of = np.empty(len(player), dtype=np.int64)
+    for t in range(len(team_start) - 1):
+        for q in range(team_start[t], team_start[t + 1]):
+            team_of[q] = t
+    following = np.full(n_players, -1, dtype=np.int64)  # each player's next match, walking back from the end
+    for m in range(len(match_start) - 2, -1, -1):
+        first, last = team_start[match_start[m]], team_start[match_start[m + 1]]
+        for p in range(first, last):
+            o = player[p]
+            nxt = following[o]
+            if not counted[o] or nxt < 0:
+                continue
+            n_first, n_last = team_start[match_start[nxt]], team_start[match_start[nxt + 1]]
+            own_next = -1
+            for q in range(n_first, n_last):
+                if player[q] == o:
+                    own_next = team_of[q]
+            for q in range(first, last):
+                f = player[q]
+                if team_of[q] == team_of[p] or not target[f]:
+                    continue
+                n[f] += 1
+                for u in range(n_first, n_last):
+                    if player[u] == f and team_of[u] != own_next:
+                        again[f] += 1
+                        break
+        for p in range(first, last):
+            following[player[p]] = m
+    return n, again
+
+
+def _schedule_chance(games: int, share: float, rate: float) -> float:
+    """``P(Bin(games - 1, rate) >= ceil(share games) - 1)``: the chance that an account which met a player plays
+    at least ``share`` of its ``games`` against it, when each of its other games is against it with probability
+    ``rate`` (the player's repeat rate, :func:`_next_meetings`)."""
+    need = max(0, math.ceil(share * games - 1e-9) - 1)
+    n = games - 1
+    return float(min(1.0, sum(math.comb(n, k) * rate ** k * (1.0 - rate) ** (n - k) for k in range(need, n + 1))))
+
+
 def _farming_tests(r: _Replay, new_games: int, share: float, min_satellites: int, budget: int
                    ) -> tuple[list[_Test], int]:
     names = r.matches.players
@@ -190,14 +249,24 @@ def _farming_tests(r: _Replay, new_games: int, share: float, min_satellites: int
     met = np.add.reduceat(mass[order], starts) if len(order) else np.zeros(0)
     account, opponent = pair_keys // n_players, pair_keys % n_players
     satellite = met >= share * games[account] - 1e-9
+    # Every player met by min_satellites new accounts is a hypothesis (only such a player can have that many
+    # satellites); the ones with that many satellites are computed.
+    n_hypotheses = int(np.sum(np.bincount(opponent, minlength=n_players) >= min_satellites))
     farmers, n_sat = np.unique(opponent[satellite], return_counts=True)
     candidates = farmers[n_sat >= min_satellites]
     if len(candidates) == 0:
-        return [], 0
+        return [], n_hypotheses
     sat_of: dict[int, set[int]] = {int(f): set() for f in candidates}
-    for acc, f in zip(account[satellite].tolist(), opponent[satellite].tolist()):
+    met_of: dict[int, set[int]] = {int(f): set() for f in candidates}
+    for acc, f, is_sat in zip(account.tolist(), opponent.tolist(), satellite.tolist()):
         if f in sat_of:
-            sat_of[f].add(acc)
+            met_of[f].add(acc)
+            if is_sat:
+                sat_of[f].add(acc)
+    target = np.zeros(n_players, dtype=np.bool_)
+    target[candidates] = True
+    seen, again = _next_meetings(r.matches.match_start, r.matches.team_start, r.matches.player,
+                                 games > new_games, target)
     # The farmer's meetings with its satellites, taken out of one replay for all farmers.
     removed = np.zeros(len(r.matches), dtype=bool)
     chosen: list[int] = []
@@ -210,45 +279,64 @@ def _farming_tests(r: _Replay, new_games: int, share: float, min_satellites: int
         removed[ms] = True
         chosen.append(f)
     if not chosen:
-        return [], len(candidates)
+        return [], n_hypotheses
     ab = r.without(removed)
     z, w = _nodes(FARM_NODES)
     tests = []
     for f in chosen:
-        satellites = sorted(sat_of[f])
-        # Satellites that played the farmer in the same match (two accounts as a team) share those games: they are
-        # taken together, each such cluster once per match, with one skill error for the cluster.  Given the
-        # farmer's skill the clusters' results are independent: each cluster's distribution averages over its
-        # own skill, and they convolve; then average over the farmer's skill.
-        pmf_at = [np.ones(1) for _ in z]
+        rate = (int(again[f]) + 1.0) / (int(seen[f]) + 2.0)  # (Laplace's rule: a player seen little repeats more)
+        # Units: the new accounts that met f, those that played it in the same match (two accounts as a team)
+        # taken together, each such match once.  A unit "fell" when it is a satellite (its schedule, at least
+        # `share` against f) and lost at least `share` of its decided meetings with f.  Given f's skill the
+        # units are independent, each falling with probability (schedule chance) x (chance of those losses,
+        # averaged over the unit's skill); the number fallen is Poisson-binomial; then average over f's skill.
+        fall = np.ones((len(z), 0))
+        fallen: list[list[int]] = []
+        evidence = []
         wins = n = 0
         expected = 0.0
-        evidence = []
-        for cluster in _clusters(match, x, y, f, satellites):
-            ms = np.unique(match[((x == f) & np.isin(y, cluster)) | ((y == f) & np.isin(x, cluster))])
-            evidence.append(ms)
-            block = _Block(r, ms, ab, (f, *cluster))
-            sf, ss = block.side(f), block.side(*cluster)
-            items = np.flatnonzero((sf * ss == -1) & (block.outcome != 0))
-            wins += int(np.sum(block.outcome[items] * sf[items] > 0))
-            n += len(items)
-            mates = [p for p in block.recurring([f]) if p not in cluster]
-            theirs = [p for p in block.recurring(cluster) if p != f and p not in mates]
-            groups = {f: [f, *mates], -1: [*cluster, *theirs]}
-            p = block.probs([{f: float(a), -1: float(b)} for a in z for b in z], groups)[:, items]
-            p = np.where(sf[items] > 0, p, 1.0 - p).reshape(len(z), len(z), len(items))
-            expected += float(np.einsum("k,j,kj->", w, w, p.sum(axis=2)))
-            for k in range(len(z)):
-                own = w @ poisson_binomial_pmf(p[k])
-                pmf_at[k] = np.convolve(pmf_at[k], own)
-        pmf = np.sum([wk * pk for wk, pk in zip(w, pmf_at)], axis=0)
-        sat_names = [names[i] for i in satellites]
+        for unit in _clusters(match, x, y, f, sorted(met_of[f])):
+            chance = min(1.0, sum(_schedule_chance(int(games[a]), share, rate) for a in unit))
+            results = np.ones(len(z))  # (no satellite, or no decided meeting: the schedule's chance alone)
+            if sat_of[f] & set(unit):
+                ms = np.unique(match[((x == f) & np.isin(y, unit)) | ((y == f) & np.isin(x, unit))])
+                block = _Block(r, ms, ab, (f, *unit))
+                sf, su = block.side(f), block.side(*unit)
+                items = np.flatnonzero((sf * su == -1) & (block.outcome != 0))
+                if len(items):
+                    lost = int(np.sum(block.outcome[items] * sf[items] > 0))
+                    need = math.ceil(share * len(items) - 1e-9)
+                    mates = [p for p in block.recurring([f]) if p not in unit]
+                    theirs = [p for p in block.recurring(unit) if p != f and p not in mates]
+                    groups = {f: [f, *mates], -1: [*unit, *theirs]}
+                    p = block.probs([{f: float(a), -1: float(b)} for a in z for b in z], groups)[:, items]
+                    p = np.where(sf[items] > 0, p, 1.0 - p)  # P(f ahead), per skill pair and meeting
+                    upper = poisson_binomial_pmf(p)[:, need:].sum(axis=1).reshape(len(z), len(z))
+                    results = upper @ w
+                    if lost >= need:
+                        fallen.append(unit)
+                        evidence.append(ms)
+                        wins += lost
+                        n += len(items)
+                        expected += float(w @ p.sum(axis=1).reshape(len(z), len(z)) @ w)
+            fall = np.column_stack([fall, chance * results])
+        s = len(fallen)
+        p_value = 1.0
+        if s >= min_satellites:  # (fewer is not flagged: what a moderator would look at is several)
+            p_value = float(min(1.0, w @ poisson_binomial_pmf(fall)[:, s:].sum(axis=1)))
+        if not fallen:
+            continue
+        expected_units = float(w @ fall.sum(axis=1))
+        sat_names = sorted(names[a] for unit in fallen for a in unit)
         tests.append(_Test(
-            "farming", (names[f], *sorted(sat_names)), tails(pmf, wins)[0], np.unique(np.concatenate(evidence)),
-            f"{len(sat_names)} accounts with at most {new_games} games, mostly against {names[f]}, lost {wins} of {n} "
-            f"decided meetings to {names[f]}; ratings from other games expected {expected:.1f} losses",
-            {"games": n, "wins": wins, "expected": expected, "satellites": len(sat_names)}))
-    return tests, len(candidates)
+            "farming", (names[f], *sat_names), p_value, np.unique(np.concatenate(evidence)),
+            f"{len(sat_names)} accounts with at most {new_games} games played at least {share:.0%} of them against "
+            f"{names[f]} and lost {wins} of their {n} decided meetings with it; {names[f]}'s other opponents met it "
+            f"again in their next game {rate:.1%} of the time, and with ratings from other games "
+            f"{expected_units:.2g} such accounts were expected ({expected:.1f} of those losses)",
+            {"games": n, "wins": wins, "expected": expected, "satellites": len(sat_names),
+             "accounts_met": len(met_of[f]), "expected_satellites": expected_units, "repeat_rate": rate}))
+    return tests, n_hypotheses
 
 
 def _player_games(r: _Replay, match: NDArray[np.int64], x: NDArray[np.int64], y: NDArray[np.int64],
