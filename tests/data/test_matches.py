@@ -296,3 +296,30 @@ def test_from_arrays_refuses_float_arrays_instead_of_truncating(field):
     arrays[field] = [0.5, 1.7]
     with pytest.raises(MatchError, match=f"'{field}' must be an array of integers"):
         Matches.from_arrays(**arrays)
+
+
+@settings(max_examples=150, deadline=None)
+@given(a_match(time_kind="date") | a_match(time_kind="number"), st.data())
+def test_of_match_packs_as_from_matches_does(match: Match, data: st.DataObject) -> None:
+    """The single-match path of the public calls gives every field the builder gives (the result fields, meta
+    and time kinds included)."""
+    n = len(match.teams)
+    extra = data.draw(st.fixed_dictionaries({}, optional={
+        "scores": st.lists(st.none() | st.integers(-5, 5), min_size=n, max_size=n),
+        "advantage": st.lists(st.sampled_from([0.0, 1.0, -0.5]), min_size=n, max_size=n),
+        "weight": st.sampled_from([1.0, 2.5]), "higher_is_better": st.booleans(),
+        "meta": st.just({"league": "x"})}))
+    if "scores" not in extra or all(x is None for x in extra["scores"]):
+        extra.pop("higher_is_better", None)  # (it says which way scores point)
+    if "scores" in extra:  # ranks then follow from the scores
+        match = Match(match.teams, None, match.weights, match.time, match.id, **extra)
+    else:
+        match = Match(match.teams, match.ranks, match.weights, match.time, match.id, **extra)
+    one, want = Matches.of_match(match), Matches.from_matches([match])
+    for name in Matches.__slots__:
+        got, expected = getattr(one, name), getattr(want, name)
+        if isinstance(expected, np.ndarray):
+            assert got.dtype == expected.dtype and got.shape == expected.shape, name
+            np.testing.assert_array_equal(got, expected, err_msg=name)
+        else:
+            assert got == expected, name

@@ -310,7 +310,8 @@ def _check_teams(teams: Any) -> tuple[tuple[str, ...], ...]:
     seen: set[str] = set()
     out = []
     for i, team in enumerate(teams):
-        if isinstance(team, (str, bytes)) or not isinstance(team, (Sequence, np.ndarray)):
+        if type(team) is not list and type(team) is not tuple and (  # (the common cases, without the ABC check)
+                isinstance(team, (str, bytes)) or not isinstance(team, (Sequence, np.ndarray))):
             raise MatchError(f"'teams[{i}]' must be a sequence of player ids. Got {_show(team)}.")
         if len(team) == 0:
             raise MatchError(f"'teams[{i}]' is empty; every team needs at least one player. Got {_show(teams)}.")

@@ -200,6 +200,38 @@ class Matches(Sequence[Match]):
         return packer.build()
 
     @classmethod
+    def of_match(cls, match: Match) -> Matches:
+        """One match packed, as :meth:`from_matches` packs it, without the builder: the path of the single-match
+        public calls (``rate``, ``win_probabilities``, ``quality``), where a game server pays it on every call.
+
+        A match's players are distinct (:class:`Match` checks it), so they are numbered in order of appearance.
+        """
+        teams, weights, when, scores, advantage = match.teams, match.weights, match.time, match.scores, match.advantage
+        players = [p for team in teams for p in team]
+        team_start = [0]
+        for team in teams:
+            team_start.append(team_start[-1] + len(team))
+        # Every field as __init__ would set it from the builder's arrays (validate=False), without its copies.
+        out = cls.__new__(cls)
+        out.match_start = np.array((0, len(teams)), dtype=np.int64)
+        out.team_start = np.array(team_start, dtype=np.int64)
+        out.team_rank = np.array([-1 if r is None else r for r in match.ranks], dtype=np.int64)
+        out.player = np.arange(len(players), dtype=np.int64)
+        out.weight = np.ones(len(players)) if weights is None else np.array(
+            [w for team in weights for w in team], dtype=np.float64)
+        out.time = np.array((parse_time(when),), dtype=np.float64)
+        out.players = players
+        out.ids = [match.id]
+        out.meta = None if match.meta is None else [match.meta]
+        out.time_is_date = when is not None and _is_date(when)
+        out.has_weights = weights is not None
+        out.score = None if scores is None else np.array([math.nan if x is None else x for x in scores], dtype=np.float64)
+        out.higher_is_better = None if match.higher_is_better else np.zeros(1, dtype=bool)
+        out.advantage = None if advantage is None else np.array(advantage, dtype=np.float64)
+        out.match_weight = None if match.weight == 1.0 else np.array((match.weight,), dtype=np.float64)
+        return out
+
+    @classmethod
     def concat(cls, parts: Sequence[Matches]) -> Matches:
         """Join histories in order, merging their player lists."""
         index: dict[str, int] = {}

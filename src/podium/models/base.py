@@ -312,7 +312,8 @@ class Model(Hyperparameters, ABC):
 
     def _new_state(self, mu: NDArray[np.float64], sigma: NDArray[np.float64]) -> State:
         """The state of players with these ratings and, for the rest, a new player's."""
-        return State(mu, sigma, np.tile(self._extra_prior, (len(mu), 1)))
+        extra = self._extra_prior
+        return State(mu, sigma, np.empty((len(mu), 0)) if extra.size == 0 else np.tile(extra, (len(mu), 1)))
 
     @property
     @abstractmethod
@@ -331,7 +332,7 @@ class Model(Hyperparameters, ABC):
         if not isinstance(match, Match):
             raise MatchError(f"'match' must be a podium.Match. Got {type(match).__name__}: {match!r:.80}.")
         self._check_team_count(len(match.teams))
-        packed = Matches.from_matches([match])
+        packed = Matches.of_match(match)
         prior = self.prior
         mu = np.empty(len(packed.players))
         sigma = np.empty(len(packed.players))
@@ -360,7 +361,7 @@ class Model(Hyperparameters, ABC):
         packed, mu, sigma = self._pack(match, ratings)
         state = self._new_state(mu, sigma)
         self._replay(packed, np.arange(len(mu)), state, None)
-        return {name: Rating(float(state.mu[i]), float(state.sigma[i])) for i, name in enumerate(packed.players)}
+        return dict(zip(packed.players, map(Rating, state.mu.tolist(), state.sigma.tolist())))
 
     def log_likelihood(self, match: Match, ratings: Mapping[str, Rating]) -> float:
         """``log P(the match's outcome | ratings before it)`` under the model."""

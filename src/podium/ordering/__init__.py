@@ -51,15 +51,19 @@ def density_code(density: str, shape: float = 0.0) -> int:
 
 def _arrays(m: Sequence[float] | NDArray[np.float64], s: Sequence[float] | NDArray[np.float64] | None,
             ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    loc = np.array(m, dtype=np.float64, ndmin=1)
-    scale = np.ones(len(loc)) if s is None else np.array(s, dtype=np.float64, ndmin=1)
+    # (An array is used as given: the kernels only read it.  A game server calls this once per match.)
+    loc = m if type(m) is np.ndarray and m.dtype == np.float64 and m.ndim == 1 else np.array(m, dtype=np.float64, ndmin=1)
+    if s is None:
+        scale = np.ones(len(loc))
+    else:
+        scale = s if type(s) is np.ndarray and s.dtype == np.float64 else np.array(s, dtype=np.float64, ndmin=1)
     if loc.ndim != 1 or len(loc) < 1:
         raise ValueError(f"'m' must be a non-empty sequence of floats. Got {m!r:.80}.")
     if scale.shape != loc.shape:
         raise ValueError(f"'s' must have one scale per competitor ({len(loc)}). Got {s!r:.80}.")
-    if not np.all(np.isfinite(loc)):
+    if not (math.isfinite(loc.min()) and math.isfinite(loc.max())):  # (a NaN anywhere makes min and max NaN)
         raise ValueError(f"'m' must be finite. Got {m!r:.80}.")
-    if not np.all(np.isfinite(scale) & (scale > 0)):
+    if not (scale.min() > 0.0 and math.isfinite(scale.max())):
         raise ValueError(f"'s' must be positive and finite. Got {s!r:.80}.")
     return loc, scale
 
@@ -97,14 +101,16 @@ def log_order(
     else:
         if len(rank) != n:
             raise ValueError(f"'rank' must have one entry per competitor ({n}). Got {rank!r:.80}.")
-        ranks = np.array([-1 if r is None else int(r) for r in rank], dtype=np.int64)
+        try:
+            ranks = np.array(rank, dtype=np.int64)
+        except TypeError:  # (None: did not finish)
+            ranks = np.array([-1 if r is None else int(r) for r in rank], dtype=np.int64)
     sizes = np.ones(n) if size is None else np.array(size, dtype=np.float64)
     if margin < 0 or not math.isfinite(margin):
         raise ValueError(f"'margin' must be a non-negative float. Got {margin!r} instead.")
     if kind == SKEW_NORMAL and margin > 0:
         raise ValueError("'margin' needs a density with a closed-form distribution function, not 'skew_normal'.")
-    fin = ranks[ranks >= 0]
-    if gradient and margin > 0 and len(np.unique(fin)) < len(fin):
+    if gradient and margin > 0 and len(np.unique(fin := ranks[ranks >= 0])) < len(fin):
         raise ValueError("'gradient' is not available for draws in the draw-margin model (margin > 0).")
     gl = np.zeros(n)
     gs = np.zeros(n)
