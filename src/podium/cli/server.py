@@ -1,5 +1,5 @@
 """``podium serve``, ``podium token`` and ``podium league``: the league server, its bearer tokens and its leagues
-(create, list, rebuild, export, import).  The server's modules are imported when a command runs, so the
+(create, set, list, rebuild, smooth, export, import).  The server's modules are imported when a command runs, so the
 other commands work without the server's dependencies."""
 
 from __future__ import annotations
@@ -90,6 +90,9 @@ def serve(
         "Check form posts against X-Forwarded-Host (only behind a proxy that sets it)."))] = None,
     replay_chunk: Annotated[int | None, typer.Option("--replay-chunk", help=(
         "Matches per chunk when a void or correction replays the log (2,000)."))] = None,
+    smoothing_interval: Annotated[float | None, typer.Option("--smoothing-interval", help=(
+        "Seconds between two smoothings of the leagues with the smoothing option whose log changed "
+        "(86,400: nightly); 0 = none in the background (podium league smooth from cron)."))] = None,
 ) -> None:
     """Run the league server (JSON API under /api/v1, pages at /).
 
@@ -108,7 +111,7 @@ def serve(
     given: dict[str, Any] = {
         "db": db, "max_body_bytes": max_body, "max_players": max_players, "token_rate": token_rate, "token_burst": token_burst,
         "address_rate": address_rate, "address_burst": address_burst, "trust_forwarded_host": trust_forwarded_host,
-        "replay_chunk": replay_chunk}
+        "replay_chunk": replay_chunk, "smoothing_interval": smoothing_interval}
     try:  # the environment's settings (app_from_env's very ones), with the options given over them
         settings = dataclasses.replace(settings_from_env(), **{k: v for k, v in given.items() if v is not None})
     except ValueError as error:
@@ -175,6 +178,9 @@ def league_create(
     name: Annotated[str, typer.Argument(help="The league's name (a-z, 0-9, '-', '_').")],
     model: Annotated[str, typer.Option("--model", "-m", help="NAME or NAME:param=value,...")] = "trueskill",
     moderated: Annotated[bool, typer.Option("--moderated", help="Hold reported matches until a moderator approves them.")] = False,
+    smoothing: Annotated[bool, typer.Option("--smoothing", help=(
+        "Keep nightly smoothed ratings (TrueSkill Through Time over the whole log) beside the live ones: "
+        "TrueSkill leagues."))] = False,
     db: Annotated[str | None, typer.Option("--db", help=DB_HELP)] = None,
 ) -> None:
     """Create a league (as the database's owner: no token needed)."""
@@ -187,8 +193,58 @@ def league_create(
         raise typer.BadParameter(f"{model!r}: {error.message}", param_hint="--model") from None
     key = model_name.strip().lower().replace("_", "-")
     with _database(db) as engine:
-        league = create_league(engine, name, key, built.get_params(), moderated)
-    console.print(f"league {league.name!r} created: {league.model!r}{' (moderated)' if moderated else ''}")
+        league = create_league(engine, name, key, built.get_params(), moderated, smoothing)
+    shown = ", ".join(word for word, on in (("moderated", moderated), ("smoothing", smoothing)) if on)
+    console.print(f"league {league.name!r} created: {league.model!r}{f' ({shown})' if shown else ''}")
+
+
+@league_app.command("set")
+def league_set(
+    name: Annotated[str, typer.Argument(help="The league.")],
+    smoothing: Annotated[bool | None, typer.Option("--smoothing/--no-smoothing", help=(
+        "Keep nightly smoothed ratings beside the live ones (TrueSkill leagues), or stop (their smoothed "
+        "ratings are deleted)."))] = None,
+    db: Annotated[str | None, typer.Option("--db", help=DB_HELP)] = None,
+) -> None:
+    """Change a league's options (as the database's owner: no token needed)."""
+    from ..server.smoothing import set_smoothing
+
+    if smoothing is None:
+        raise typer.BadParameter("give the option to change: --smoothing or --no-smoothing", param_hint="--smoothing")
+    with _database(db) as engine:
+        league = set_smoothing(engine, name, smoothing)
+    console.print(f"league {league.name!r}: smoothing {'on' if league.smoothing else 'off'}")
+
+
+@league_app.command("smooth")
+def league_smooth(
+    name: Annotated[str, typer.Argument(help="The league (its smoothing option on).")],
+    db: Annotated[str | None, typer.Option("--db", help=DB_HELP)] = None,
+    force: Annotated[bool, typer.Option("--force", help="Recompute even if the log has not changed.")] = False,
+) -> None:
+    """Smooth a league's approved log now (TrueSkill Through Time) and store its smoothed ratings.
+
+    What the server does every smoothing interval, for cron (serve --smoothing-interval 0); nothing is done if
+    the log has not changed since the last smoothing.
+    """
+    from ..server.smoothing import smooth_league
+
+    bar, update = _backup_progress()
+    with _database(db) as engine:
+        with bar:
+            run = smooth_league(engine, name, force=force, progress=update)
+    if run.status == "smoothed":
+        console.print(f"league {name!r} smoothed: {run.matches:,} matches, {run.players:,} players "
+                      f"({run.seconds:.2f} s)")
+    elif run.status == "unchanged":
+        console.print(f"league {name!r}: the smoothed ratings are of the current log ({run.matches:,} matches); "
+                      "nothing to do (--force recomputes)")
+    elif run.status == "empty":
+        console.print(f"league {name!r}: no approved matches to smooth")
+    else:
+        console.print(f"[red]error:[/red] league {name!r}: the smoothing option was turned off meanwhile; "
+                      "nothing stored")
+        raise typer.Exit(1)
 
 
 @league_app.command("list")
@@ -244,16 +300,17 @@ def league_rebuild(
 
 
 def _backup_progress() -> Any:
-    """A rich progress bar for league export, import and rebuild, with the callback ``update(stage, done, total)``."""
+    """A rich progress bar for league export, import, rebuild and smooth, with the callback ``update(stage, done,
+    total)`` (a total of None: a bar that pulses, for a stage whose length is not known)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
                    console=notes, transient=True)
     tasks: dict[str, Any] = {}
     names = {"write": "writing matches", "read": "reading (bytes)", "rate": "rating the log",
-             "rebuild": "replaying the log"}
+             "rebuild": "replaying the log", "log": "reading the log", "smooth": "smoothing"}
 
-    def update(stage: str, done: int, total: int) -> None:
+    def update(stage: str, done: int, total: int | None) -> None:
         if stage not in tasks:
             tasks[stage] = bar.add_task(names.get(stage, stage), total=total)
         bar.update(tasks[stage], completed=done, total=total)

@@ -28,7 +28,7 @@ from starlette.concurrency import run_in_threadpool
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError, OperationalError, SQLAlchemyError
 
-from . import store
+from . import smoothing, store
 from .db import make_engine, migrate, read_transaction
 from .ratelimit import RateLimit
 from .records import MATCH_SCHEMA, TEAMS_SCHEMA, request_schema
@@ -239,16 +239,27 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
     if migrate_db:
         migrate(engine)
 
+    # Nightly smoothed ratings (smoothing.py): a background thread per process, started and stopped with the app.
+    scheduler = (smoothing.Scheduler(engine, settings.smoothing_interval, chunk=settings.replay_chunk)
+                 if settings.smoothing_interval > 0 else None)
+
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> Any:
         await run_in_threadpool(_warm_up, engine)
-        yield
-        engine.dispose()
+        if scheduler is not None:
+            scheduler.start()
+        try:
+            yield
+        finally:
+            if scheduler is not None:
+                await run_in_threadpool(scheduler.stop)
+            engine.dispose()
 
     app = FastAPI(title="podium league server", version="1", lifespan=lifespan, openapi_url="/api/v1/openapi.json",
                   docs_url=None, redoc_url=None)
     app.state.settings = settings
     app.state.engine = engine
+    app.state.smoothing = scheduler
 
     @app.exception_handler(StoreError)
     async def _store_error(request: Request, error: StoreError) -> Response:
@@ -314,8 +325,8 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
     writers: dict[int, _GroupCommit] = {}
 
     def league_of(name: str) -> store.LeagueInfo:
-        # A league never changes once created (nor goes away), so the writers remember it: one query fewer
-        # per report.  Unknown names are asked every time (another process may have created the league).
+        # A league's model never changes once created (nor does the league go away), so the writers remember
+        # it: one query fewer per report.  (Its smoothing option may change: that is read where it is used.)  Unknown names are asked every time (another process may have created the league).
         league = known.get(name)
         if league is None:
             with read_transaction(engine) as conn:
@@ -331,11 +342,23 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
     @app.post("/api/v1/leagues", status_code=201, tags=["leagues"], openapi_extra=request_schema({
         "name": {"type": "string", "pattern": store.LEAGUE_NAME.pattern},
         "model": {"type": "string", "enum": sorted(store.MODELS)},
-        "params": {"type": "object"}, "moderated": {"type": "boolean"}}, ["name", "model"]))
+        "params": {"type": "object"}, "moderated": {"type": "boolean"}, "smoothing": {"type": "boolean"}},
+        ["name", "model"]))
     async def create_league(request: Request, token: TokenInfo = Depends(require("admin"))) -> Any:
-        body = _fields(await json_body(request), {"name", "model", "params", "moderated"}, {"name", "model"})
+        body = _fields(await json_body(request), {"name", "model", "params", "moderated", "smoothing"},
+                       {"name", "model"})
         league = await run_in_threadpool(store.create_league, engine, body["name"], body["model"],
-                                         body.get("params", {}), body.get("moderated", False))
+                                         body.get("params", {}), body.get("moderated", False),
+                                         body.get("smoothing", False))
+        return league.to_dict()
+
+    @app.patch("/api/v1/leagues/{name}", tags=["leagues"], openapi_extra=request_schema(
+        {"smoothing": {"type": "boolean", "description": "Keep nightly smoothed ratings (TrueSkill leagues)."}},
+        ["smoothing"]))
+    async def change_league(name: str, request: Request, token: TokenInfo = Depends(require("admin"))) -> Any:
+        """Change a league's options: ``smoothing`` (off deletes its smoothed ratings)."""
+        body = _fields(await json_body(request), {"smoothing"}, {"smoothing"})
+        league = await run_in_threadpool(smoothing.set_smoothing, engine, name, body["smoothing"])
         return league.to_dict()
 
     @app.get("/api/v1/leagues/{name}", tags=["leagues"])
@@ -427,6 +450,16 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
         with read_transaction(engine) as conn:
             return store.leaderboard(conn, store.get_league(conn, name), k=k, by=by, limit=limit, offset=offset,
                                      min_games=min_games)
+
+    @app.get("/api/v1/leagues/{name}/smoothed", tags=["ratings"],
+             responses={404: {"description": "No such league, its smoothing option is off, or nothing was "
+                                             "computed yet (the field says which)."}})
+    def smoothed(name: str, k: float = Query(3.0, ge=0, le=10), limit: int = Query(settings.page_size, ge=0, le=1000),
+                 offset: int = Query(0, ge=0)) -> Any:
+        """The league's smoothed leaderboard (TrueSkill Through Time over the approved log) by ``mu - k sigma``,
+        with when it was computed, from how many matches, and whether matches were recorded since."""
+        with read_transaction(engine) as conn:
+            return smoothing.smoothed_board(conn, store.get_league(conn, name), k=k, limit=limit, offset=offset)
 
     @app.get("/api/v1/leagues/{name}/players/{player}", tags=["ratings"])
     def player(name: str, player: str, k: float = Query(3.0, ge=0, le=10), recent: int = Query(10, ge=0, le=100)) -> Any:
@@ -532,7 +565,7 @@ ENVIRONMENT = {
     "PODIUM_TOKEN_BURST": "token_burst", "PODIUM_ADDRESS_RATE": "address_rate",
     "PODIUM_ADDRESS_BURST": "address_burst", "PODIUM_TRUST_FORWARDED_HOST": "trust_forwarded_host",
     "PODIUM_REPLAY_CHUNK": "replay_chunk", "PODIUM_PROVISIONAL_GAMES": "provisional_games",
-    "PODIUM_INTEGRITY_MAX_MATCHES": "integrity_max_matches",
+    "PODIUM_INTEGRITY_MAX_MATCHES": "integrity_max_matches", "PODIUM_SMOOTHING_INTERVAL": "smoothing_interval",
 }
 
 

@@ -4,7 +4,7 @@ The file is podium's record format (``podium.data.io``), so ``podium rate export
 league's approved log.  Line 1 is a header::
 
     {"podium_league": {"format": 1, "name": ..., "model": ..., "params": {...}, "moderated": ...,
-                       "created": <seconds since 1970>, "exported": <ISO time>, "podium": <version>,
+                       "smoothing": ..., "created": <seconds since 1970>, "exported": <ISO time>, "podium": <version>,
                        "matches": {"recorded": n, "pending": n, "rejected": n, "voided": n}}}
 
 then one line per stored match: the recorded ones first, in log order (seq), then the pending, rejected
@@ -51,6 +51,7 @@ from ..models import MODELS
 from . import replay, store
 from .db import leagues, lock_league, matches, nan_to_null, read_transaction, tokens, write_transaction
 from .settings import MAX_PLAYERS
+from .smoothing import check_option
 from .store import LEAGUE_NAME, REPLAY_CHUNK, StoreError
 
 __all__ = ["FORMAT", "BackupError", "export_league", "import_league"]
@@ -90,7 +91,7 @@ def export_league(engine: Engine, name: str, path: str | os.PathLike[str], *, ch
 
         header = {"podium_league": {
             "format": FORMAT, "name": league.name, "model": league.model_name, "params": league.model.get_params(),
-            "moderated": league.moderated, "created": float(created),
+            "moderated": league.moderated, "smoothing": league.smoothing, "created": float(created),
             "exported": datetime.now(timezone.utc).isoformat(timespec="seconds"), "podium": __version__,
             "matches": counts}}
         total = sum(counts.values())
@@ -186,7 +187,8 @@ def import_league(engine: Engine, path: str | os.PathLike[str], *, name: str | N
             model = header["model"]
             params = json.dumps(store.make_model(model, header["params"]).get_params(), sort_keys=True)
             conn.execute(insert(leagues).values(name=league_name, model=model, params=params,
-                                                moderated=header["moderated"], created=header["created"]))
+                                                moderated=header["moderated"], created=header["created"],
+                                                smoothing=header["smoothing"]))
             league = store.get_league(conn, league_name)
             lock_league(conn, league.id)
             counts = {status: 0 for status in STATUSES}
@@ -292,10 +294,16 @@ def _read_header(file: str, first: tuple[int, str] | None, name: str | None) -> 
     moderated = header.get("moderated", False)
     if not isinstance(moderated, bool):
         raise BackupError(f"{where}: 'podium_league.moderated' must be true or false. Got {moderated!r:.80}.")
+    smoothing = header.get("smoothing", False)  # (exports from before the option have none: off)
+    try:
+        check_option(smoothing, model, store.make_model(model, header.get("params", {})))
+    except StoreError as error:
+        raise BackupError(f"{where}: 'podium_league.smoothing': {error.message}") from None
     created = header.get("created", clock.time())
     if not _number(created):
         raise BackupError(f"{where}: 'podium_league.created' must be a time in seconds since 1970. Got {created!r:.80}.")
-    return {**header, "params": header.get("params", {}), "moderated": moderated, "created": float(created)}, league_name
+    return {**header, "params": header.get("params", {}), "moderated": moderated, "smoothing": smoothing,
+            "created": float(created)}, league_name
 
 
 def _number(value: Any) -> bool:

@@ -2,7 +2,8 @@
 
 Schema (created by the Alembic migrations in ``migrations/``, which are the only thing that changes it)::
 
-    leagues   id, name (unique), model, params (JSON), moderated, created
+    leagues   id, name (unique), model, params (JSON), moderated, created, smoothing (keeps nightly smoothed
+              ratings), smoothing_started (when a server process last claimed its smoothing: see smoothing.py)
     tokens    id, digest (SHA-256 of the token, unique), role, label, created, revoked
     matches   id, league_id, match_id (client's or generated; unique per league), seq (position in the
               approved log; NULL unless recorded), status (recorded | pending | rejected | voided),
@@ -12,9 +13,14 @@ Schema (created by the Alembic migrations in ``migrations/``, which are the only
               (extra: what the model keeps besides, :attr:`podium.PlayerState.extra`, as little-endian
               float64 bytes, exact with its NaNs; NULL for models that keep nothing more)
     history   league_id, player, seq, mu, sigma: each player's rating after each recorded match
+    smoothed  league_id, player, mu, sigma, games, connected, computed, log_count, log_last_seq: a smoothing
+              league's ratings smoothed by TrueSkill Through Time over the whole approved log, with when they
+              were computed and the log they were computed from (its length and last seq; log_count -1 once a
+              correction made them stale).  Replaced whole by :func:`podium.server.smoothing.smooth_league`.
 
 The approved log (``status = 'recorded'`` ordered by ``seq``) is the source of truth; ``ratings`` and
-``history`` are derived from it and ``podium league rebuild`` recomputes them.
+``history`` are derived from it and ``podium league rebuild`` recomputes them; so is ``smoothed``, which
+``podium league smooth`` recomputes.
 
 Writes to a league are serialized: on SQLite by ``BEGIN IMMEDIATE`` (one writer per database), on
 PostgreSQL by ``pg_advisory_xact_lock`` on the league's id, held to commit.
@@ -41,10 +47,10 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import (Boolean, Column, Float, ForeignKey, Index, Integer, LargeBinary, MetaData, String, Table, Text,
-                        UniqueConstraint, create_engine, event, text)
+                        UniqueConstraint, create_engine, event, false, text)
 from sqlalchemy.engine import Connection, Engine
 
-__all__ = ["metadata", "leagues", "tokens", "matches", "ratings", "history", "make_engine", "migrate",
+__all__ = ["metadata", "leagues", "tokens", "matches", "ratings", "history", "smoothed", "make_engine", "migrate",
            "write_transaction", "read_transaction", "lock_league", "nan_to_null", "null_to_nan"]
 
 metadata = MetaData()
@@ -57,6 +63,8 @@ leagues = Table(
     Column("params", Text, nullable=False),
     Column("moderated", Boolean, nullable=False),
     Column("created", Float, nullable=False),
+    Column("smoothing", Boolean, nullable=False, server_default=false()),
+    Column("smoothing_started", Float, nullable=True),
 )
 
 tokens = Table(
@@ -106,6 +114,19 @@ history = Table(
     Column("mu", Float(precision=53), nullable=False),
     Column("sigma", Float(precision=53), nullable=False),
     Index("ix_history_league_seq", "league_id", "seq"),
+)
+
+smoothed = Table(
+    "smoothed", metadata,
+    Column("league_id", Integer, ForeignKey("leagues.id"), primary_key=True),
+    Column("player", String(64), primary_key=True),
+    Column("mu", Float(precision=53), nullable=False),
+    Column("sigma", Float(precision=53), nullable=False),
+    Column("games", Integer, nullable=False),
+    Column("connected", Boolean, nullable=False),
+    Column("computed", Float, nullable=False),
+    Column("log_count", Integer, nullable=False),
+    Column("log_last_seq", Integer, nullable=False),
 )
 
 

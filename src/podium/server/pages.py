@@ -23,7 +23,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from sqlalchemy.engine import Engine
 
 from ..data.match import plain_number
-from . import integrity, store
+from . import integrity, smoothing, store
 from .db import read_transaction
 from .settings import Settings
 from .store import StoreError, TokenInfo
@@ -240,6 +240,7 @@ def add_pages(app: FastAPI, engine: Engine, settings: Settings) -> None:
             n_pending = store.pending_matches(conn, league, 1, 0)["total"] if league.moderated else 0
             labels, sizes = integrity.connectivity(conn, league).labels()
             links = integrity.thin_links(conn, league, settings.integrity_max_matches)
+            smooth = smoothing.smoothed_for(conn, league, [row["player"] for row in board["rows"]])
         for row in board["rows"]:  # players in no recorded match (given a rating) are alone
             row["connected"] = labels.get(row["player"], -1) == 0 and len(sizes) > 0
             row["provisional"] = row["games"] < settings.provisional_games
@@ -249,7 +250,7 @@ def add_pages(app: FastAPI, engine: Engine, settings: Settings) -> None:
         pages = max(1, math.ceil(board["total"] / size))
         return render("league.html", title=league.name, league=league.to_dict(), board=board, recent=recent,
                       page=page, pages=pages, by=by, uncertain=league.model.prior.sigma > 0,
-                      n_pending=n_pending, comparability=comparability, user=user_of(request))
+                      n_pending=n_pending, comparability=comparability, smooth=smooth, user=user_of(request))
 
     def moderator_page(request: Request, name: str, template: str, title: str,
                        read: Callable[[Any, Any], dict[str, Any]]) -> Response:

@@ -54,11 +54,12 @@ class LeagueInfo:
     params: dict[str, Any]
     moderated: bool
     model: Model = field(compare=False)
+    smoothing: bool = False  # keeps smoothed ratings (smoothing.py); an admin may change it, unlike the rest
 
     def to_dict(self) -> dict[str, Any]:
         prior = self.model.prior
         return {"name": self.name, "model": self.model_name, "params": self.model.get_params(),
-                "moderated": self.moderated, "prior": {"mu": prior.mu, "sigma": prior.sigma}}
+                "moderated": self.moderated, "smoothing": self.smoothing, "prior": {"mu": prior.mu, "sigma": prior.sigma}}
 
 
 @lru_cache(maxsize=256)
@@ -71,7 +72,8 @@ def get_league(conn: Connection, name: str) -> LeagueInfo:
     if row is None:
         raise StoreError(404, "league", f"No league called {name!r:.80}.")
     params = json.loads(row.params)
-    return LeagueInfo(row.id, row.name, row.model, params, bool(row.moderated), _cached_model(row.model, row.params))
+    return LeagueInfo(row.id, row.name, row.model, params, bool(row.moderated), _cached_model(row.model, row.params),
+                      bool(row.smoothing))
 
 
 # -- match records -------------------------------------------------------------------------------------------

@@ -6,7 +6,7 @@ import math
 import os
 from dataclasses import dataclass
 
-__all__ = ["Settings", "database_url", "SWITCH_INTERVAL", "MAX_PLAYERS", "MAX_BODY_BYTES"]
+__all__ = ["Settings", "database_url", "SWITCH_INTERVAL", "MAX_PLAYERS", "MAX_BODY_BYTES", "SMOOTHING_INTERVAL"]
 
 
 def database_url(url: str | None) -> str:
@@ -37,6 +37,9 @@ SWITCH_INTERVAL = 0.001
 # see Settings.max_body_bytes.
 MAX_PLAYERS = 10_000
 MAX_BODY_BYTES = 4 * 1024 * 1024
+
+# Seconds between two smoothings of a league that keeps smoothed ratings (see Settings.smoothing_interval): nightly.
+SMOOTHING_INTERVAL = 86_400.0
 
 
 @dataclass(frozen=True)
@@ -96,6 +99,12 @@ class Settings:
         Longest log (approved matches) for which the leaderboard page lists thin links and the moderators' audit
         page runs :func:`podium.audit`: both need the whole history in memory (a longer league: export it and run
         ``podium check`` / ``podium audit`` on the file).
+    smoothing_interval : float
+        Seconds between two smoothings of each league whose ``smoothing`` option is on (``smoothing.py``): a
+        background thread of each server process looks every ``smoothing_interval`` seconds (and once when it
+        starts) and smooths the leagues whose approved log changed since their last smoothing; of several
+        processes sharing the database, one computes a given league per interval.  86,400 (nightly) by
+        default; 0 turns the thread off (``podium league smooth`` from cron then does the work).
 
     The limits are kept in memory by each server process: with ``--workers N`` each process has its own
     buckets, so a client whose requests are spread over the processes gets up to N times the limit.
@@ -114,6 +123,7 @@ class Settings:
     replay_chunk: int = 2_000
     provisional_games: int = 10
     integrity_max_matches: int = 200_000
+    smoothing_interval: float = SMOOTHING_INTERVAL
 
     def __post_init__(self) -> None:
         for name in ("token_rate", "address_rate"):
@@ -121,6 +131,10 @@ class Settings:
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < math.inf:
                 raise ValueError(f"'{name}' must be a number of requests per second >= 0 (0 = no limit). "
                                  f"Got {value!r}.")
+        value = self.smoothing_interval
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < math.inf:
+            raise ValueError(f"'smoothing_interval' must be a number of seconds >= 0 (0 = no background smoothing). "
+                             f"Got {value!r}.")
         for name in ("token_burst", "address_burst", "replay_chunk", "integrity_max_matches", "max_body_bytes"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:

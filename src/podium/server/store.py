@@ -41,6 +41,7 @@ from .db import (extra_to_bytes, history, leagues, lock_league, matches, nan_to_
 from .records import (LeagueInfo, StoreError, _cached_model, _dump, _iso, _match_out, _match_row, _out,
                       _same, _to_match, check_players, get_league, parse_record)
 from .replay import Difference, REPLAY_CHUNK, _replay_from, log_chunks, rebuild
+from .smoothing import check_option, mark_stale
 from .teams import balance, predict
 
 __all__ = [
@@ -123,20 +124,29 @@ def make_model(name: Any, params: Any) -> Model:
         raise StoreError(422, where, f"'{where}': {text}") from None
 
 
-def create_league(engine: Engine, name: Any, model: Any, params: Any, moderated: Any) -> LeagueInfo:
+def create_league(engine: Engine, name: Any, model: Any, params: Any, moderated: Any, smoothing: Any = False
+                  ) -> LeagueInfo:
+    """Create a league; every refusal (422, 409 for a name taken) names its field and stores nothing.
+
+    ``smoothing`` keeps nightly smoothed ratings beside the live ones (:mod:`podium.server.smoothing`): only
+    for a model the smoother takes (TrueSkill).
+    """
     if not isinstance(name, str) or not LEAGUE_NAME.fullmatch(name):
         raise StoreError(422, "name", "'name' must be 1-64 characters of a-z, 0-9, '-' and '_', starting with a "
                                       f"letter or digit. Got {name!r:.80}.")
     if not isinstance(moderated, bool):
         raise StoreError(422, "moderated", f"'moderated' must be true or false. Got {moderated!r:.80}.")
+    if not isinstance(smoothing, bool):
+        raise StoreError(422, "smoothing", f"'smoothing' must be true or false. Got {smoothing!r:.80}.")
     instance = make_model(model, params)
+    check_option(smoothing, model, instance)
     with write_transaction(engine) as conn:
         if conn.execute(select(leagues.c.id).where(leagues.c.name == name)).first() is not None:
             raise StoreError(409, "name", f"'name': a league called {name!r} already exists.")
         # The full parameter set, defaults included, so a league keeps its model if a default ever changes.
         full = json.dumps(instance.get_params(), sort_keys=True)
         conn.execute(insert(leagues).values(name=name, model=model, params=full,
-                                            moderated=moderated, created=clock.time()))
+                                            moderated=moderated, created=clock.time(), smoothing=smoothing))
         return get_league(conn, name)
     raise AssertionError("unreachable")  # pragma: no cover
 
@@ -386,6 +396,7 @@ def correct_match(engine: Engine, league: LeagueInfo, match_id: str, record: Any
                      .values(record=_dump(canonical), time=nan_to_null(parse_time(match.time))))
         if row.status == "recorded":
             _replay_from(conn, league, int(row.seq), _to_match(row.record).players, chunk=chunk)
+            mark_stale(conn, league.id)  # the log changed, its length and last seq did not
         return _match_out(conn, league, conn.execute(select(matches).where(matches.c.id == row.id)).one())
     raise AssertionError("unreachable")  # pragma: no cover
 
