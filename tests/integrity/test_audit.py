@@ -338,3 +338,14 @@ def test_cli_audit_table_and_json(tmp_path) -> None:
     assert any(set(f["players"]) == {beneficiary, booster} for f in data["flags"])
     out = runner.invoke(app, ["audit", str(path), "--alpha", "2"])
     assert out.exit_code == 1 and "'alpha' must be in (0, 1). Got 2" in out.output
+
+
+def test_a_history_too_large_to_audit_is_refused_before_any_work() -> None:
+    """Eight six-player races hold 8 x 15 meetings; a limit of 119 refuses them, naming the count and the field
+    (codeforces_early's 150 rounds hold 34 million, and their audit ran out of 24 GB)."""
+    races = [Match.ffa([f"p{i}" for i in range(6)]) for _ in range(8)]
+    with pytest.raises(ValueError, match=r"'matches' hold 120 meetings .*largest match has 6 teams.*max_meetings=119"):
+        podium.audit(races, TrueSkill(), max_meetings=119)
+    assert podium.audit(races, TrueSkill(), max_meetings=120).tests["one-sided pair"] == 15
+    with pytest.raises(ValueError, match="'max_meetings' must be an int >= 1. Got 0"):
+        podium.audit(races, max_meetings=0)

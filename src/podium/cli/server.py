@@ -105,7 +105,7 @@ def serve(
     import uvicorn
 
     from ..server import create_app
-    from ..server.app import ENVIRONMENT, settings_from_env
+    from ..server.settings import ENVIRONMENT, settings_from_env
     from ..server.settings import SWITCH_INTERVAL
 
     given: dict[str, Any] = {

@@ -46,6 +46,7 @@ from .tails import holm
 __all__ = ["Audit", "Flag", "audit"]
 
 KINDS = ("one-sided pair", "farming", "sandbagging")
+MAX_MEETINGS = 5_000_000  # audit's default limit: its tests hold every meeting of two opponents in memory
 
 
 @dataclass(frozen=True)
@@ -154,6 +155,17 @@ def _adjust(tests: Sequence[_Test], counts: dict[str, int]) -> NDArray[np.float6
     return adjusted
 
 
+def meetings_held(matches: Matches) -> int:
+    """Pairs of players on opposing teams, summed over the matches: ``((sum s)^2 - sum s^2) / 2`` per match for
+    its team sizes ``s``."""
+    if len(matches) == 0:
+        return 0
+    sizes = np.diff(matches.team_start).astype(np.float64)
+    starts = matches.match_start[:-1]
+    total = np.add.reduceat(sizes, starts)
+    return int(np.sum((total * total - np.add.reduceat(sizes * sizes, starts)) / 2.0))
+
+
 # -- the public function -----------------------------------------------------------------------------------
 def audit(
     matches: Matches | Iterable[Match],
@@ -167,6 +179,7 @@ def audit(
     windows: Sequence[int] = (16, 24, 32, 48, 64, 96),
     established: int = 10,
     budget: float = 0.2,
+    max_meetings: int = MAX_MEETINGS,
 ) -> Audit:
     """Flag results that the model's own predictions make too improbable to be honest play.
 
@@ -205,6 +218,11 @@ def audit(
     budget : float in (0, 1]
         Most matches, as a share of the history, taken out for each kind of test (the most suspicious first):
         ratings from a history with most of it taken out would predict nothing.
+    max_meetings : int
+        Most meetings (two players on opposing teams of one match) the history may hold: every test works on
+        them, in memory (a few hundred bytes each), and a history of contests of thousands holds tens of
+        millions.  A larger history is refused before anything is computed: audit a part of it (a slice of a
+        :class:`podium.Matches`), or raise the limit where the memory is there.
 
     Returns
     -------
@@ -215,6 +233,15 @@ def audit(
     from ..models.trueskill import TrueSkill
 
     packed = matches if isinstance(matches, Matches) else Matches.from_matches(matches)
+    if isinstance(max_meetings, bool) or not isinstance(max_meetings, (int, np.integer)) or max_meetings < 1:
+        raise ValueError(f"'max_meetings' must be an int >= 1. Got {max_meetings!r}.")
+    held = meetings_held(packed)
+    if held > max_meetings:
+        teams = int(np.diff(packed.match_start).max())
+        raise ValueError(f"'matches' hold {held:,} meetings of two opponents (the largest match has {teams:,} teams), "
+                         f"more than max_meetings={int(max_meetings):,}: the audit's tests keep every meeting in "
+                         "memory (a few hundred bytes each). Audit a part of the history (a slice of its "
+                         "Matches), or raise max_meetings where the memory is there.")
     if model is None:
         # Honest play is what a model that fits this history predicts: TrueSkill's defaults assume one scale
         # of performance noise, and a model more confident than the games are would call every upset a throw.

@@ -242,14 +242,20 @@ def _farming_tests(r: _Replay, new_games: int, share: float, min_satellites: int
     games = np.bincount(r.matches.player, minlength=n_players)
     everything = np.ones(len(r.matches), dtype=bool)
     match, x, y, won, prob = r.meetings(everything)
-    # How much of each new account's play was against each opponent (whatever the outcome).
-    account_of, opponent_of, mass = _opponent_mass(r.matches.match_start, r.matches.team_start, r.matches.player,
-                                                   (games >= 2) & (games <= new_games))
+    # An account can be a satellite only if its games could hold `share` of them against one player: a game
+    # counts at most 1 / (opposing teams) against anyone (in a contest of thousands, nothing like a game).  Only
+    # those accounts' meetings are gathered, and only players met by them are hypotheses.
+    ms_, ts_ = r.matches.match_start, r.matches.team_start
+    per_match = 1.0 / np.maximum(1, np.diff(ms_) - 1)
+    most = np.bincount(r.matches.player, weights=np.repeat(per_match, np.diff(ts_[ms_])), minlength=n_players)
+    possible = (games >= 2) & (games <= new_games) & (most >= share * games - 1e-9)
+    # How much of each such account's play was against each opponent (whatever the outcome).
+    account_of, opponent_of, mass = _opponent_mass(ms_, ts_, r.matches.player, possible)
     order, starts, pair_keys = _group(account_of * n_players + opponent_of)
     met = np.add.reduceat(mass[order], starts) if len(order) else np.zeros(0)
     account, opponent = pair_keys // n_players, pair_keys % n_players
     satellite = met >= share * games[account] - 1e-9
-    # Every player met by min_satellites new accounts is a hypothesis (only such a player can have that many
+    # Every player met by min_satellites such accounts is a hypothesis (only such a player can have that many
     # satellites); the ones with that many satellites are computed.
     n_hypotheses = int(np.sum(np.bincount(opponent, minlength=n_players) >= min_satellites))
     farmers, n_sat = np.unique(opponent[satellite], return_counts=True)

@@ -304,6 +304,7 @@ class Model(Hyperparameters, ABC):
     """Base of every podium filter: a rating from the matches before it, and the shared public methods."""
 
     _max_teams: ClassVar[int | None] = None
+    _sigma_max: ClassVar[float] = math.inf  # the largest starting sigma the model's arithmetic takes
 
     @property
     def _extra_prior(self) -> NDArray[np.float64]:
@@ -334,12 +335,16 @@ class Model(Hyperparameters, ABC):
         self._check_team_count(len(match.teams))
         packed = Matches.of_match(match)
         prior = self.prior
-        mu = np.empty(len(packed.players))
-        sigma = np.empty(len(packed.players))
-        for i, name in enumerate(packed.players):
-            rating = self._check_rating(name, ratings.get(name, prior))
-            mu[i], sigma[i] = rating.mu, rating.sigma
-        return packed, mu, sigma
+        given = [ratings.get(name, prior) for name in packed.players]
+        # The common case checked at once (a Rating is finite with sigma >= 0 by construction); any doubt, and each
+        # rating is checked by name for the error.
+        if all(type(r) is Rating for r in given):
+            mu = np.array([r.mu for r in given])
+            sigma = np.array([r.sigma for r in given])
+            if sigma.max() <= self._sigma_max and (prior.sigma != 0.0 or not sigma.any()):
+                return packed, mu, sigma
+        checked = [self._check_rating(name, r) for name, r in zip(packed.players, given)]
+        return packed, np.array([r.mu for r in checked]), np.array([r.sigma for r in checked])
 
     def _check_rating(self, name: str, rating: Any) -> Rating:
         """A starting rating the model can use: a Rating, with ``sigma = 0`` for models without uncertainty."""
@@ -350,6 +355,9 @@ class Model(Hyperparameters, ABC):
                 f"'ratings[{name!r}]' has sigma={rating.sigma!r}, but {type(self).__name__} keeps no uncertainty "
                 f"(sigma must be 0); pass Rating({rating.mu!r}) to start from that mean."
             )
+        if rating.sigma > self._sigma_max:
+            raise ValueError(f"'ratings[{name!r}]' has sigma={rating.sigma!r}; {type(self).__name__} accepts sigma from "
+                             f"0 to {self._sigma_max:g} (its square must stay a finite float).")
         return rating
 
     # -- public single-match methods -------------------------------------------------------------

@@ -251,6 +251,8 @@ class TrueSkill(GaussianMargins, Model):
             return float(self.sigma) / 100.0
         return self._fit_value(name)
 
+    _sigma_max = SIGMA_MAX  # (its square must stay a finite float)
+
     def __init__(
         self, *, mu: float = 25.0, sigma: float = 25.0 / 3.0, beta: float = 25.0 / 6.0, tau: float = 25.0 / 300.0,
         draw_probability: float = 0.10, drift: float = 0.0, tolerance: float = 1e-6, max_iterations: int = 100,
@@ -282,13 +284,6 @@ class TrueSkill(GaussianMargins, Model):
     @property
     def prior(self) -> Rating:
         return self._prior
-
-    def _check_rating(self, name: str, rating: Any) -> Rating:
-        rating = super()._check_rating(name, rating)
-        if rating.sigma > SIGMA_MAX:
-            raise ValueError(f"'ratings[{name!r}]' has sigma={rating.sigma!r}; TrueSkill accepts sigma from 0 to "
-                             f"{SIGMA_MAX:g} (its square must stay a finite float).")
-        return rating
 
     def draw_margin(self, players: int = 2) -> float:
         """The draw margin ``eps`` for a comparison of two teams with ``players`` players in all."""

@@ -14,7 +14,7 @@ import asyncio
 import json
 import math
 import time
-from collections.abc import Awaitable, Callable, Mapping, MutableMapping
+from collections.abc import Awaitable, Callable, MutableMapping
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -32,11 +32,11 @@ from . import smoothing, store
 from .db import make_engine, migrate, read_transaction
 from .ratelimit import RateLimit
 from .records import MATCH_SCHEMA, TEAMS_SCHEMA, request_schema
-from .settings import SWITCH_INTERVAL, Settings
+from .settings import ENVIRONMENT, SWITCH_INTERVAL, Settings, settings_from_env  # (the environment: re-exported)
 from .store import StoreError, TokenInfo
 from .teams import PREDICT_MAX_PLAYERS
 
-__all__ = ["create_app", "app_from_env", "settings_from_env"]
+__all__ = ["create_app", "app_from_env", "settings_from_env", "ENVIRONMENT"]
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -325,8 +325,9 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
     writers: dict[int, _GroupCommit] = {}
 
     def league_of(name: str) -> store.LeagueInfo:
-        # A league's model never changes once created (nor does the league go away), so the writers remember
-        # it: one query fewer per report.  (Its smoothing option may change: that is read where it is used.)  Unknown names are asked every time (another process may have created the league).
+        # A league's model never changes once created (nor does the league go away), so the writers remember it:
+        # one query fewer per report (its smoothing option may change: that is read where it is used).  Unknown
+        # names are asked every time (another process may have created the league).
         league = known.get(name)
         if league is None:
             with read_transaction(engine) as conn:
@@ -406,16 +407,7 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
         from . import integrity
 
         with read_transaction(engine) as conn:
-            league = store.get_league(conn, name)
-            result = integrity.league_audit(conn, league, settings.integrity_max_matches)
-        if result is None:
-            raise StoreError(422, "league", f"The audit runs on leagues of 2 to {settings.integrity_max_matches:,} "
-                                            "matches (integrity_max_matches); export the league and run "
-                                            "'podium audit' on the file.")
-        return {"league": name, "model": result.model, "alpha": result.alpha, "tests": result.tests,
-                "flags": [{"kind": f.kind, "players": list(f.players), "p_value": f.p_value,
-                           "adjusted": f.adjusted, "matches": list(f.match_ids), "evidence": f.evidence,
-                           "details": f.details} for f in result.flags]}
+            return integrity.audit_report(conn, store.get_league(conn, name), settings.integrity_max_matches)
 
     @app.get("/api/v1/leagues/{name}/matches/{match_id}", tags=["matches"])
     def get_match(name: str, match_id: str) -> Any:
@@ -559,50 +551,6 @@ def _warm_up(engine: Engine) -> None:
 
 
 # Settings read from the environment by app_from_env (and, for the limits, by ``podium serve``'s options).
-ENVIRONMENT = {
-    "PODIUM_DB": "db", "PODIUM_MAX_BODY": "max_body_bytes", "PODIUM_MAX_PLAYERS": "max_players",
-    "PODIUM_TOKEN_RATE": "token_rate",
-    "PODIUM_TOKEN_BURST": "token_burst", "PODIUM_ADDRESS_RATE": "address_rate",
-    "PODIUM_ADDRESS_BURST": "address_burst", "PODIUM_TRUST_FORWARDED_HOST": "trust_forwarded_host",
-    "PODIUM_REPLAY_CHUNK": "replay_chunk", "PODIUM_PROVISIONAL_GAMES": "provisional_games",
-    "PODIUM_INTEGRITY_MAX_MATCHES": "integrity_max_matches", "PODIUM_SMOOTHING_INTERVAL": "smoothing_interval",
-}
-
-
-def settings_from_env(environ: Mapping[str, str] | None = None) -> Settings:
-    """:class:`Settings` from ``PODIUM_*`` environment variables (:data:`ENVIRONMENT`); unset ones keep their
-    defaults.  A malformed value raises ``ValueError`` naming the variable."""
-    import os
-
-    environ = os.environ if environ is None else environ
-    values: dict[str, Any] = {}
-    for variable, name in ENVIRONMENT.items():
-        text = environ.get(variable)
-        if text is None:
-            continue
-        default = getattr(Settings, name)
-        try:
-            if isinstance(default, bool):
-                if text.strip().lower() not in ("1", "true", "yes", "on", "0", "false", "no", "off", ""):
-                    raise ValueError
-                values[name] = text.strip().lower() in ("1", "true", "yes", "on")
-            elif isinstance(default, int):
-                values[name] = int(text)
-            elif isinstance(default, float):
-                values[name] = float(text)
-            else:
-                values[name] = text
-        except ValueError:
-            raise ValueError(f"The environment variable {variable} must be "
-                             f"{'true or false' if isinstance(default, bool) else type(default).__name__}; "
-                             f"got {text[:40]!r}.") from None
-    try:
-        return Settings(**values)
-    except ValueError as error:
-        raise ValueError(f"{error} (from the environment: {', '.join(sorted(k for k in ENVIRONMENT if k in environ))})"
-                         ) from None
-
-
 def app_from_env() -> FastAPI:
     """The app for ``uvicorn --factory`` (several worker processes): settings from ``PODIUM_DB`` and friends
     (:data:`ENVIRONMENT`).

@@ -25,7 +25,7 @@ from ..engine.components import UnionFind, components
 from . import replay, store
 from .db import matches
 
-__all__ = ["Connectivity", "connectivity", "league_audit", "thin_links"]
+__all__ = ["Connectivity", "audit_report", "connectivity", "league_audit", "thin_links"]
 
 REFRESH = 600.0  # seconds after which a cached view is rebuilt from the whole log
 
@@ -129,7 +129,28 @@ def thin_links(conn: Connection, league: store.LeagueInfo, limit: int) -> list[d
 
 def league_audit(conn: Connection, league: store.LeagueInfo, limit: int) -> Any:
     """:func:`podium.audit` of the league's log at its defaults (TrueSkill fitted to it), or ``None`` if the
-    log has more than ``limit`` matches."""
-    from ..integrity.audit import audit
+    log has more than ``limit`` matches, or more meetings of two opponents than the audit takes (contests of
+    thousands)."""
+    from ..integrity.audit import MAX_MEETINGS, meetings_held, audit
 
-    return _cached(conn, league, "audit", limit, lambda log: audit(log) if len(log) >= 2 else None)
+    def run(log: Matches) -> Any:
+        return audit(log) if len(log) >= 2 and meetings_held(log) <= MAX_MEETINGS else None
+
+    return _cached(conn, league, "audit", limit, run)
+
+
+def audit_report(conn: Connection, league: store.LeagueInfo, limit: int) -> dict[str, Any]:
+    """The API's answer: the league's audit (:func:`league_audit`) with each flag's evidence, or a 422 naming why
+    there is none."""
+    from ..integrity.audit import MAX_MEETINGS
+
+    result = league_audit(conn, league, limit)
+    if result is None:
+        raise store.StoreError(422, "league", f"The audit runs on leagues of 2 to {limit:,} matches "
+                                              f"(integrity_max_matches) holding at most {MAX_MEETINGS:,} meetings "
+                                              "of two opponents; export the league and run 'podium audit' on the "
+                                              "file (or a part of it).")
+    return {"league": league.name, "model": result.model, "alpha": result.alpha, "tests": result.tests,
+            "flags": [{"kind": f.kind, "players": list(f.players), "p_value": f.p_value,
+                       "adjusted": f.adjusted, "matches": list(f.match_ids), "evidence": f.evidence,
+                       "details": f.details} for f in result.flags]}

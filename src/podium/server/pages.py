@@ -23,6 +23,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from sqlalchemy.engine import Engine
 
 from ..data.match import plain_number
+from ..integrity.audit import MAX_MEETINGS
 from . import integrity, smoothing, store
 from .db import read_transaction
 from .settings import Settings
@@ -268,7 +269,7 @@ def add_pages(app: FastAPI, engine: Engine, settings: Settings) -> None:
     def audit_page(request: Request, name: str) -> Response:
         return moderator_page(request, name, "audit.html", "Audit", lambda conn, league: {
             "result": integrity.league_audit(conn, league, settings.integrity_max_matches),
-            "limit": settings.integrity_max_matches})
+            "limit": settings.integrity_max_matches, "meetings": MAX_MEETINGS})
 
     @app.get("/leagues/{name}/players/{player}", response_class=HTMLResponse, include_in_schema=False)
     def player_page(request: Request, name: str, player: str) -> Response:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
-__all__ = ["Settings", "database_url", "SWITCH_INTERVAL", "MAX_PLAYERS", "MAX_BODY_BYTES", "SMOOTHING_INTERVAL"]
+__all__ = ["Settings", "ENVIRONMENT", "settings_from_env", "database_url", "SWITCH_INTERVAL", "MAX_PLAYERS", "MAX_BODY_BYTES", "SMOOTHING_INTERVAL"]
 
 
 def database_url(url: str | None) -> str:
@@ -148,3 +150,45 @@ class Settings:
     @property
     def url(self) -> str:
         return database_url(self.db)
+
+
+ENVIRONMENT = {
+    "PODIUM_DB": "db", "PODIUM_MAX_BODY": "max_body_bytes", "PODIUM_MAX_PLAYERS": "max_players",
+    "PODIUM_TOKEN_RATE": "token_rate",
+    "PODIUM_TOKEN_BURST": "token_burst", "PODIUM_ADDRESS_RATE": "address_rate",
+    "PODIUM_ADDRESS_BURST": "address_burst", "PODIUM_TRUST_FORWARDED_HOST": "trust_forwarded_host",
+    "PODIUM_REPLAY_CHUNK": "replay_chunk", "PODIUM_PROVISIONAL_GAMES": "provisional_games",
+    "PODIUM_INTEGRITY_MAX_MATCHES": "integrity_max_matches", "PODIUM_SMOOTHING_INTERVAL": "smoothing_interval",
+}
+
+
+def settings_from_env(environ: Mapping[str, str] | None = None) -> Settings:
+    """:class:`Settings` from ``PODIUM_*`` environment variables (:data:`ENVIRONMENT`); unset ones keep their
+    defaults.  A malformed value raises ``ValueError`` naming the variable."""
+    environ = os.environ if environ is None else environ
+    values: dict[str, Any] = {}
+    for variable, name in ENVIRONMENT.items():
+        text = environ.get(variable)
+        if text is None:
+            continue
+        default = getattr(Settings, name)
+        try:
+            if isinstance(default, bool):
+                if text.strip().lower() not in ("1", "true", "yes", "on", "0", "false", "no", "off", ""):
+                    raise ValueError
+                values[name] = text.strip().lower() in ("1", "true", "yes", "on")
+            elif isinstance(default, int):
+                values[name] = int(text)
+            elif isinstance(default, float):
+                values[name] = float(text)
+            else:
+                values[name] = text
+        except ValueError:
+            raise ValueError(f"The environment variable {variable} must be "
+                             f"{'true or false' if isinstance(default, bool) else type(default).__name__}; "
+                             f"got {text[:40]!r}.") from None
+    try:
+        return Settings(**values)
+    except ValueError as error:
+        raise ValueError(f"{error} (from the environment: {', '.join(sorted(k for k in ENVIRONMENT if k in environ))})"
+                         ) from None
