@@ -138,3 +138,22 @@ def processes(db_url: str) -> Iterator[list[Any]]:
     started: list[Any] = []
     yield started
     load_loadlib().stop_all(started)
+
+
+@pytest.fixture
+def cli_engines(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The commands leave their engine to the end of the process; in one test process, close each one after the
+    test (an unclosed PostgreSQL connection is a ResourceWarning, an error under filterwarnings=error)."""
+    import podium.server.db as server_db
+
+    made: list[Any] = []
+    original = server_db.make_engine
+
+    def tracked(*args: Any, **kwargs: Any) -> Any:
+        made.append(original(*args, **kwargs))
+        return made[-1]
+
+    monkeypatch.setattr(server_db, "make_engine", tracked)
+    yield
+    for engine in made:
+        engine.dispose()

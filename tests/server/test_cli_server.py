@@ -40,22 +40,8 @@ def sqlite_db(tmp_path: Path) -> Iterator[str]:
 
 
 @pytest.fixture(autouse=True)
-def dispose_cli_engines(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """The commands leave their engine to the end of the process; in one test process, close each one after the
-    test (an unclosed PostgreSQL connection is a ResourceWarning, an error under filterwarnings=error)."""
-    import podium.server.db as server_db
-
-    made: list[Any] = []
-    original = server_db.make_engine
-
-    def tracked(*args: Any, **kwargs: Any) -> Any:
-        made.append(original(*args, **kwargs))
-        return made[-1]
-
-    monkeypatch.setattr(server_db, "make_engine", tracked)
-    yield
-    for engine in made:
-        engine.dispose()
+def dispose_cli_engines(cli_engines: None) -> None:
+    """Every command's engine closed after its test (conftest's cli_engines)."""
 
 
 def test_token_create_prints_a_token_the_server_accepts(sqlite_db: str) -> None:

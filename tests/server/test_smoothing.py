@@ -533,24 +533,6 @@ def invoke(*args: str) -> Any:
     return runner.invoke(cli, list(args))
 
 
-@pytest.fixture
-def cli_engines(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """The commands' engines, disposed after the test (an unclosed PostgreSQL connection is a ResourceWarning)."""
-    import podium.server.db as server_db
-
-    made: list[Any] = []
-    original = server_db.make_engine
-
-    def tracked(*args: Any, **kwargs: Any) -> Any:
-        made.append(original(*args, **kwargs))
-        return made[-1]
-
-    monkeypatch.setattr(server_db, "make_engine", tracked)
-    yield
-    for engine in made:
-        engine.dispose()
-
-
 def test_the_commands(db_url: str, client: Any, app: Any, tokens: dict[str, str], cli_engines: None,
                       monkeypatch: pytest.MonkeyPatch) -> None:
     import contextlib
