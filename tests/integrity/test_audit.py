@@ -349,3 +349,12 @@ def test_a_history_too_large_to_audit_is_refused_before_any_work() -> None:
     assert podium.audit(races, TrueSkill(), max_meetings=120).tests["one-sided pair"] == 15
     with pytest.raises(ValueError, match="'max_meetings' must be an int >= 1. Got 0"):
         podium.audit(races, max_meetings=0)
+
+
+@pytest.mark.parametrize("games,share,rate", [(4, 0.75, 0.0025), (2, 0.75, 0.7), (10, 0.75, 0.05), (5, 1.0, 0.3)])
+def test_schedule_chance_is_the_binomial_tail(games: int, share: float, rate: float) -> None:
+    """P(Bin(g - 1, rate) >= ceil(share g) - 1), against scipy's binomial survival function."""
+    from podium.integrity.signals import _schedule_chance
+
+    need = math.ceil(share * games) - 1
+    assert _schedule_chance(games, share, rate) == pytest.approx(stats.binom.sf(need - 1, games - 1, rate), rel=1e-12)

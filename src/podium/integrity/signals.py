@@ -44,7 +44,7 @@ from numpy.typing import NDArray
 from ..engine.union_find import UnionFind
 from ..ordering.numerics import jit
 from .replay import _Ablated, _Block, _nodes, _Replay
-from .tails import _kl_log_tail, hoeffding_lower, poisson_binomial_pmf, tails
+from .tails import _kl_log_tail, hoeffding_lower, poisson_binomial_pmf, poisson_binomial_tails, tails
 
 PAIR_NODES = 12  # Gauss-Hermite nodes per integrated skill (see _Block): two skills for a pair,
 FARM_NODES = 10  # the farmer's and each satellite's,
@@ -230,9 +230,7 @@ def _schedule_chance(games: int, share: float, rate: float) -> float:
     """``P(Bin(games - 1, rate) >= ceil(share games) - 1)``: the chance that an account which met a player plays
     at least ``share`` of its ``games`` against it, when each of its other games is against it with probability
     ``rate`` (the player's repeat rate, :func:`_next_meetings`)."""
-    need = max(0, math.ceil(share * games - 1e-9) - 1)
-    n = games - 1
-    return float(min(1.0, sum(math.comb(n, k) * rate ** k * (1.0 - rate) ** (n - k) for k in range(need, n + 1))))
+    return poisson_binomial_tails(np.full(games - 1, rate), max(0, math.ceil(share * games - 1e-9) - 1))[0]
 
 
 def _farming_tests(r: _Replay, new_games: int, share: float, min_satellites: int, budget: int

@@ -17,13 +17,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from sqlalchemy import and_, func, select
 from sqlalchemy.engine import Connection
 
 from ..data.matches import Matches
 from ..engine.components import UnionFind, components
 from . import replay, store
-from .db import matches
 
 __all__ = ["Connectivity", "audit_report", "connectivity", "league_audit", "thin_links"]
 
@@ -61,16 +59,10 @@ def _key(conn: Connection, league: store.LeagueInfo) -> tuple[str, int, str]:
     return conn.engine.url.render_as_string(hide_password=True), league.id, league.name
 
 
-def _log_key(conn: Connection, league: store.LeagueInfo) -> tuple[int, int]:
-    count, last = conn.execute(select(func.count(), func.max(matches.c.seq)).where(
-        and_(matches.c.league_id == league.id, matches.c.status == "recorded"))).one()
-    return int(count), -1 if last is None else int(last)
-
-
 def connectivity(conn: Connection, league: store.LeagueInfo, *, now: float | None = None) -> Connectivity:
     """The league's components, brought up to date with its approved log."""
     now = time.time() if now is None else now
-    count, last = _log_key(conn, league)
+    count, last = replay.log_key(conn, league.id)
     with _lock:
         cached = _cache.get(_key(conn, league))
     if cached is not None and (cached.count, cached.last_seq) == (count, last) and now - cached.built < REFRESH:
@@ -104,7 +96,7 @@ def _cached(conn: Connection, league: store.LeagueInfo, what: str, limit: int, c
             now: float | None = None) -> Any:
     """``compute(whole log)``, cached per league until its log changes; ``None`` for logs over ``limit``."""
     now = time.time() if now is None else now
-    key = _log_key(conn, league)
+    key = replay.log_key(conn, league.id)
     if key[0] > limit:
         return None
     with _lock:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from sqlalchemy import and_, delete, select
+from sqlalchemy import and_, delete, func, select
 from sqlalchemy.engine import Connection, Engine
 
 from ..data.matches import Matches, Packer
@@ -23,13 +23,21 @@ from .bulk import insert_history, write_states
 from .db import bytes_to_extra, extra_to_bytes, history, matches, nan_to_null, ratings, write_transaction
 from .records import LeagueInfo, get_league
 
-__all__ = ["REPLAY_CHUNK", "log_chunks", "Difference", "rebuild"]
+__all__ = ["REPLAY_CHUNK", "log_chunks", "log_key", "Difference", "rebuild"]
 
 REPLAY_CHUNK = 2_000  # matches per chunk when the log is replayed (Settings.replay_chunk)
 
 # Players per IN list (SQLite takes 32,766 parameters, PostgreSQL 65,535) and per bulk upsert: a round of
 # 10,000 players voided is one statement of each.
 _NAMES_PER_STATEMENT = 10_000
+
+
+def log_key(conn: Connection, league_id: int) -> tuple[int, int]:
+    """The approved log's length and last seq (-1 if empty): what changes when a match is recorded or voided (a
+    correction changes neither: its readers mark what they derived stale)."""
+    count, last = conn.execute(select(func.count(), func.max(matches.c.seq)).where(
+        and_(matches.c.league_id == league_id, matches.c.status == "recorded"))).one()
+    return int(count), -1 if last is None else int(last)
 
 
 def log_chunks(conn: Connection, league: LeagueInfo, chunk: int = REPLAY_CHUNK, *, since: int = -1

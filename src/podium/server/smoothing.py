@@ -49,12 +49,12 @@ from sqlalchemy.engine import Connection, Engine
 from ..data.match import MatchError
 from ..data.matches import Matches
 from ..models import Model, TrueSkill, TrueSkillThroughTime
-from .db import leagues, matches, read_transaction, smoothed, write_transaction
+from .db import leagues, read_transaction, smoothed, write_transaction
 from .records import LeagueInfo, StoreError, _iso, get_league
-from .replay import REPLAY_CHUNK, log_chunks
+from .replay import REPLAY_CHUNK, log_chunks, log_key
 
 __all__ = ["Smoother", "SmoothRun", "Scheduler", "smoother", "check_option", "set_smoothing", "smooth_league",
-           "claim", "log_key", "stored_key", "mark_stale", "smoothed_board", "smoothed_for", "CLAIM_SLACK"]
+           "claim", "stored_key", "mark_stale", "smoothed_board", "smoothed_for", "CLAIM_SLACK"]
 
 logger = logging.getLogger(__name__)
 
@@ -143,13 +143,6 @@ def set_smoothing(engine: Engine, name: str, value: Any) -> LeagueInfo:
 
 
 # -- the log's key ---------------------------------------------------------------------------------------------
-def log_key(conn: Connection, league_id: int) -> tuple[int, int]:
-    """The approved log's length and last seq (-1 if empty): what changes when a match is recorded or voided."""
-    count, last = conn.execute(select(func.count(), func.max(matches.c.seq)).where(
-        and_(matches.c.league_id == league_id, matches.c.status == "recorded"))).one()
-    return int(count), -1 if last is None else int(last)
-
-
 def stored_key(conn: Connection, league_id: int) -> tuple[int, int, float] | None:
     """The log key the stored smoothed ratings were computed from, and when (None if there are none)."""
     row = conn.execute(select(smoothed.c.log_count, smoothed.c.log_last_seq, smoothed.c.computed)
