@@ -303,6 +303,17 @@ def _check_meta(meta: Any) -> dict[str, Any] | None:
 
 
 def _check_teams(teams: Any) -> tuple[tuple[str, ...], ...]:
+    if type(teams) is list or type(teams) is tuple:  # the common case checked at once (a prediction's whole cost)
+        out = tuple([tuple(team) for team in teams if type(team) is list or type(team) is tuple])
+        players = [p for team in out for p in team]
+        if (len(out) == len(teams) >= 2 and all(out) and set(map(type, players)) == {str}
+                and len(set(players)) == len(players)):
+            return out
+    return _check_teams_each(teams)
+
+
+def _check_teams_each(teams: Any) -> tuple[tuple[str, ...], ...]:
+    """:func:`_check_teams` team by team and player by player, for the error that names the one at fault."""
     if isinstance(teams, (str, bytes)) or not isinstance(teams, (Sequence, np.ndarray)):
         raise MatchError(f"'teams' must be a sequence of teams (each a sequence of player ids). Got {_show(teams)}.")
     if len(teams) < 2:

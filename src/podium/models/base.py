@@ -24,11 +24,14 @@ from numpy.typing import NDArray
 
 from ..data.match import Match, MatchError
 from ..data.matches import Matches
-from ..data.rating import Rating
+from ..data.rating import Rating, ratings_of
+from ..data.shapes import packed_match, packed_teams
 from ..kernels.common import History, State, match_spread, state_rows, team_offsets, team_strengths
 from ..kernels.elo import GAUSSIAN, LOGISTIC, replay_likelihood, spread_pairs
 from ..kernels.trueskill import log_match_quality
 from ..ordering import log_win_probabilities, rank_probabilities
+from ..ordering.densities import DENSITIES, shape_info
+from ..ordering.numerics import normalized
 from .context import ByContext
 
 __all__ = ["Model", "LikelihoodModel"]
@@ -324,25 +327,27 @@ class Model(Hyperparameters, ABC):
     # -- packing -----------------------------------------------------------------------------------
     def _check_team_count(self, n: int) -> None:
         if self._max_teams is not None and n > self._max_teams:
-            raise MatchError(
-                f"'teams': {type(self).__name__} rates two teams; got {n}. For free-for-alls use "
-                "PairwiseElo or PlackettLuce."
-            )
+            raise MatchError(f"'teams': {type(self).__name__} rates two teams; got {n}. For free-for-alls use "
+                             "PairwiseElo or PlackettLuce.")
 
     def _pack(self, match: Match, ratings: Mapping[str, Rating]) -> tuple[Matches, NDArray[np.float64], NDArray[np.float64]]:
         if not isinstance(match, Match):
             raise MatchError(f"'match' must be a podium.Match. Got {type(match).__name__}: {match!r:.80}.")
         self._check_team_count(len(match.teams))
-        packed = Matches.of_match(match)
-        prior = self.prior
-        given = [ratings.get(name, prior) for name in packed.players]
-        # The common case checked at once (a Rating is finite with sigma >= 0 by construction); any doubt, and each
-        # rating is checked by name for the error.
-        if all(type(r) is Rating for r in given):
-            mu = np.array([r.mu for r in given])
-            sigma = np.array([r.sigma for r in given])
-            if sigma.max() <= self._sigma_max and (prior.sigma != 0.0 or not sigma.any()):
-                return packed, mu, sigma
+        return self._gather(packed_match(match), ratings)
+
+    def _gather(self, packed: Matches, ratings: Mapping[str, Rating]
+                ) -> tuple[Matches, NDArray[np.float64], NDArray[np.float64]]:
+        """``packed`` with its players' starting ``(mu, sigma)``; a player missing from ``ratings`` starts at the prior."""
+        prior, get = self.prior, ratings.get
+        given = [get(name, prior) for name in packed.players]
+        # The common case checked at once (a Rating is finite with sigma >= 0 by construction; lists until then: a
+        # numpy reduction costs more than the whole check); any doubt, and each is checked by name for the error.
+        if set(map(type, given)) == {Rating}:
+            mu = [r.mu for r in given]
+            sigma = [r.sigma for r in given]
+            if max(sigma) <= self._sigma_max and (prior.sigma != 0.0 or not any(sigma)):
+                return packed, np.array(mu), np.array(sigma)
         checked = [self._check_rating(name, r) for name, r in zip(packed.players, given)]
         return packed, np.array([r.mu for r in checked]), np.array([r.sigma for r in checked])
 
@@ -369,7 +374,7 @@ class Model(Hyperparameters, ABC):
         packed, mu, sigma = self._pack(match, ratings)
         state = self._new_state(mu, sigma)
         self._replay(packed, np.arange(len(mu)), state, None)
-        return dict(zip(packed.players, map(Rating, state.mu.tolist(), state.sigma.tolist())))
+        return ratings_of(packed.players, state.mu.tolist(), state.sigma.tolist())
 
     def log_likelihood(self, match: Match, ratings: Mapping[str, Rating]) -> float:
         """``log P(the match's outcome | ratings before it)`` under the model."""
@@ -378,14 +383,20 @@ class Model(Hyperparameters, ABC):
         self._replay(packed, np.arange(len(mu)), self._new_state(mu, sigma), None, loglik)
         return float(loglik[0])
 
-    def _predicted(self, teams: Sequence[Sequence[str]], weights: Sequence[Sequence[float]] | None,
-                   advantage: Sequence[float | bool] | None, context: str | None) -> Match:
-        """The match a prediction is of: its ``context`` in the meta key the model's ByContext reads."""
+    def _pack_teams(self, teams: Sequence[Sequence[str]], ratings: Mapping[str, Rating],
+                    weights: Sequence[Sequence[float]] | None, advantage: Sequence[float | bool] | None,
+                    context: str | None) -> tuple[Matches, NDArray[np.float64], NDArray[np.float64]]:
+        """The match a prediction is of, packed with its ratings: its ``context`` in the meta key the model's
+        ByContext reads; plain teams (the common call) without building a :class:`Match`."""
+        if weights is None and advantage is None and context is None:
+            packed = packed_teams(teams)
+            self._check_team_count(len(packed.team_rank))
+            return self._gather(packed, ratings)
         if context is not None and not isinstance(context, str):
             raise ValueError(f"'context' must be a string or None. Got {context!r:.80}.")
         by = getattr(self, "advantage", None)
         meta = {by.key: context} if context is not None and isinstance(by, ByContext) else None
-        return Match(teams, weights=weights, advantage=advantage, meta=meta)
+        return self._pack(Match(teams, weights=weights, advantage=advantage, meta=meta), ratings)
 
     def win_probabilities(
         self, teams: Sequence[Sequence[str]], ratings: Mapping[str, Rating],
@@ -398,10 +409,8 @@ class Model(Hyperparameters, ABC):
         fitted ``advantage`` times it to the team's strength.  ``context`` is the match's context when the model's
         advantage is a :class:`podium.ByContext` (its default without one).
         """
-        packed, mu, sigma = self._pack(self._predicted(teams, weights, advantage, context), ratings)
-        log_p = self._log_win(packed, mu, sigma)
-        p = np.exp(log_p - np.max(log_p))
-        return p / p.sum()
+        packed, mu, sigma = self._pack_teams(teams, ratings, weights, advantage, context)
+        return normalized(self._log_win(packed, mu, sigma))
 
     def rank_probabilities(
         self, teams: Sequence[Sequence[str]], ratings: Mapping[str, Rating],
@@ -414,7 +423,7 @@ class Model(Hyperparameters, ABC):
         :func:`podium.ordering.rank_probabilities`; column 0 is :meth:`win_probabilities` (``advantage`` and
         ``context`` as there).
         """
-        packed, mu, sigma = self._pack(self._predicted(teams, weights, advantage, context), ratings)
+        packed, mu, sigma = self._pack_teams(teams, ratings, weights, advantage, context)
         loc, scale, density, shape = self._predictive(packed, mu, sigma)
         if density == "gumbel-elimination":  # the places of -X, whose noise is a maximum-type Gumbel
             return rank_probabilities(-loc, scale, density="gumbel")[:, ::-1].copy()
@@ -436,18 +445,10 @@ class Model(Hyperparameters, ABC):
         the way TrueSkill's does (it is what the league server's balanced teams maximize).  ``advantage`` and
         ``context`` as in :meth:`win_probabilities`.
         """
-        packed, mu, sigma = self._pack(self._predicted(teams, weights, advantage, context), ratings)
+        packed, mu, sigma = self._pack_teams(teams, ratings, weights, advantage, context)
         loc, scale, density, shape = self._predictive(packed, mu, sigma)
-        if density.startswith("gumbel"):
-            unit = math.pi ** 2 / 6.0
-        elif density == "logistic":
-            unit = math.pi ** 2 / 3.0
-        elif density == "skew_normal":
-            delta = shape / math.sqrt(1.0 + shape * shape)
-            unit = 1.0 - 2.0 * delta * delta / math.pi
-        else:
-            unit = 1.0
-        noise = unit * np.asarray(scale, dtype=float) ** 2
+        sd = shape_info(DENSITIES.index("gumbel" if density.startswith("gumbel") else density), shape)[1]
+        noise = (sd * np.asarray(scale, dtype=float)) ** 2
         return float(np.exp(log_match_quality(np.asarray(loc, dtype=float), np.zeros(len(noise)), noise)))
 
     # -- what each family provides -----------------------------------------------------------------

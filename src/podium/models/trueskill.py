@@ -395,8 +395,8 @@ class TrueSkill(GaussianMargins, Model):
         one-player teams it is ``sqrt(2 beta^2 / c^2) exp(-(mu_1 - mu_2)^2 / (2 c^2))``,
         ``c^2 = 2 beta^2 + sigma_1^2 + sigma_2^2``.
         """
-        packed, mu, sigma = self._pack(self._predicted(teams, weights, advantage, context), ratings)
-        return float(np.exp(self._log_qualities(packed, mu, sigma)[0]))
+        packed, mu, sigma = self._pack_teams(teams, ratings, weights, advantage, context)
+        return math.exp(self._log_qualities(packed, mu, sigma)[0])
 
     def _log_qualities(self, packed: Matches, mu: NDArray[np.float64], sigma: NDArray[np.float64]
                        ) -> NDArray[np.float64]:

@@ -32,6 +32,7 @@ from numpy.typing import NDArray
 
 from .densities import DENSITIES, GAUSSIAN, GUMBEL, LOGISTIC, SKEW_NORMAL
 from .luce import ELIMINATION, VICTORY, plackett_luce_log_win
+from .numerics import first_invalid
 from .outcome import log_outcome, log_win, log_win_pair, place_probabilities, rank_groups, tie_member, tie_turn
 
 # the validating functions, and what the kernels call: log_outcome with its density codes, pair and rank helpers
@@ -61,9 +62,10 @@ def _arrays(m: Sequence[float] | NDArray[np.float64], s: Sequence[float] | NDArr
         raise ValueError(f"'m' must be a non-empty sequence of floats. Got {m!r:.80}.")
     if scale.shape != loc.shape:
         raise ValueError(f"'s' must have one scale per competitor ({len(loc)}). Got {s!r:.80}.")
-    if not (math.isfinite(loc.min()) and math.isfinite(loc.max())):  # (a NaN anywhere makes min and max NaN)
+    invalid = first_invalid(loc, scale)
+    if invalid == 1:
         raise ValueError(f"'m' must be finite. Got {m!r:.80}.")
-    if not (scale.min() > 0.0 and math.isfinite(scale.max())):
+    if invalid == 2:
         raise ValueError(f"'s' must be positive and finite. Got {s!r:.80}.")
     return loc, scale
 

@@ -1,0 +1,127 @@
+"""The single-call packing of :mod:`podium.data.shapes`: the same fields as ``Matches.of_match``, the same errors as
+``Match``, and shared arrays that no model's public call writes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import podium
+from podium import Match, MatchError, Matches, Rating
+from podium.data import shapes
+from podium.data.match import _check_teams, _check_teams_each
+from podium.data.shapes import packed_match, packed_teams
+
+from ..strategies import a_match
+
+
+def assert_same(one: Matches, want: Matches) -> None:
+    for name in Matches.__slots__:
+        got, expected = getattr(one, name), getattr(want, name)
+        if isinstance(expected, np.ndarray):
+            assert got.dtype == expected.dtype and got.shape == expected.shape, name
+            np.testing.assert_array_equal(got, expected, err_msg=name)
+        else:
+            assert got == expected, name
+
+
+@settings(max_examples=150, deadline=None)
+@given(a_match(time_kind="number") | a_match())
+def test_packed_match_is_of_match(match: Match) -> None:
+    """Plain or not (weights, a time), every field as the fresh packing gives it, twice (the second call reads the
+    shape's stored arrays)."""
+    assert_same(packed_match(match), Matches.of_match(match))
+    assert_same(packed_match(match), Matches.of_match(match))
+
+
+@settings(max_examples=100, deadline=None)
+@given(a_match())
+def test_packed_teams_is_the_default_match(match: Match) -> None:
+    teams = [list(t) for t in match.teams]
+    assert_same(packed_teams(teams), Matches.of_match(Match(teams)))
+
+
+@pytest.mark.parametrize("teams", [
+    [["a"]], [["a"], []], [["a"], ["a"]], [["a"], [3]], "ab", [["a"], "b"], None,
+])
+def test_packed_teams_refuses_as_match_does(teams: Any) -> None:
+    with pytest.raises(MatchError) as want:
+        Match(teams)
+    with pytest.raises(MatchError) as got:
+        packed_teams(teams)
+    assert str(got.value) == str(want.value)
+
+
+def test_shapes_beyond_the_bound_are_built_but_not_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(shapes, "_SHAPES", {})
+    monkeypatch.setattr(shapes, "_MAX_SHAPES", 2)
+    for n in range(2, 6):
+        packed = packed_teams([[f"p{i}"] for i in range(n)])
+        assert packed.team_start.tolist() == list(range(n + 1))
+    assert len(shapes._SHAPES) == 2
+
+
+MODELS = [podium.Elo(), podium.PairwiseElo(), podium.PlackettLuce(), podium.Thurstone(), podium.Glicko2(),
+          podium.EloMMR(), podium.TrueSkill(), podium.TrueSkill(update="chain"), podium.TrueSkill(update="exact")]
+FIELDS = [  # (team sizes, ranks): ties, non-finishers, uneven teams
+    ((1, 1), (1, 0)), ((1, 1), (0, 0)), ((2, 3), (0, 1)), ((1, 1, 1, 1), (2, 0, None, 0)),
+    ((1, 2, 1, 3, 1), (0, 1, 1, None, None)),
+]
+
+
+@pytest.mark.parametrize("model", MODELS, ids=lambda m: repr(m)[:40])
+def test_no_public_call_writes_the_shared_arrays(model: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every public single-match call of every model, on fields with ties and non-finishers: the stored arrays of
+    each shape are unchanged afterwards (a kernel that wrote into them would corrupt every later call)."""
+    monkeypatch.setattr(shapes, "_SHAPES", {})
+    rng = np.random.default_rng(5)
+    prior = model.prior
+    for sizes, ranks in FIELDS:
+        if model._max_teams is not None and len(sizes) > model._max_teams:
+            continue
+        names = iter(f"p{i}" for i in range(100))
+        teams = [[next(names) for _ in range(k)] for k in sizes]
+        ratings = {p: Rating(prior.mu + prior.sigma * float(rng.normal()) if prior.sigma else
+                             prior.mu + 200 * float(rng.normal()), prior.sigma) for t in teams for p in t}
+        before = model.rate(Match(teams, ranks), ratings)
+        model.log_likelihood(Match(teams, ranks), ratings)
+        model.win_probabilities(teams, ratings)
+        model.rank_probabilities(teams, ratings)
+        model.quality(teams, ratings)
+        for shape, arrays in shapes._SHAPES.items():
+            for got, fresh in zip(arrays, _fresh(shape)):
+                np.testing.assert_array_equal(got, fresh, err_msg=f"{shape}")
+        assert model.rate(Match(teams, ranks), ratings) == before  # and the second call agrees with the first
+
+
+def _fresh(shape: Any) -> Any:
+    saved = dict(shapes._SHAPES)
+    shapes._SHAPES.clear()
+    try:
+        return shapes._arrays(shape)
+    finally:
+        shapes._SHAPES.clear()
+        shapes._SHAPES.update(saved)
+
+
+PLAYER = st.sampled_from(["a", "b", "c", "d"]) | st.integers(0, 2) | st.none()
+TEAMS = st.lists(st.lists(PLAYER, max_size=3) | st.tuples(PLAYER, PLAYER) | st.text(max_size=2), max_size=4)
+
+
+@settings(max_examples=300)
+@given(TEAMS | st.tuples(st.lists(PLAYER, max_size=2), st.lists(PLAYER, max_size=2)))
+def test_the_fast_check_of_teams_is_the_full_one(teams: Any) -> None:
+    """The check at once (lists and tuples of str) accepts exactly what the team-by-team check accepts, with the
+    same result; whatever it does not accept goes to the full check, whose error names the culprit."""
+    try:
+        want = _check_teams_each(teams)
+    except MatchError as error:
+        with pytest.raises(MatchError) as got:
+            _check_teams(teams)
+        assert str(got.value) == str(error)
+    else:
+        assert _check_teams(teams) == want
