@@ -11,7 +11,9 @@ one warm-up call, so nothing compiles in the timing), side by side:
   ``_log_win``, ``_log_qualities`` or the quality of ``_predictive``), which is what the public call adds checking,
   packing and unpacking to.
 
-The target is the public call within 1.5x of its kernel for n <= 20.  The machine is shared: read the ratios.
+The target is the public call within 1.5x of its kernel for n <= 20.  A second table sets the same public calls
+beside the peers' (the ``trueskill`` package's ``rate`` and ``quality``, openskill's Plackett-Luce ``rate`` and
+``predict_win``) on the same fields, where they are installed.  The machine is shared: read the ratios.
 
     python benchmarks/overhead.py [--repeats 7] [--calls 2000]
 """
@@ -81,6 +83,43 @@ def _rows(n: int, calls: int, repeats: int) -> list[tuple[str, float, float]]:
     return rows
 
 
+def _peer_rows(n: int, calls: int, repeats: int) -> list[tuple[str, float, float]]:
+    """(call, podium us, peer us) for the calls a peer has; none for a peer that is not installed."""
+    rng = np.random.default_rng(n)
+    teams = [[f"p{i}"] for i in range(n)]
+    rows = []
+    try:
+        import trueskill
+    except ImportError:
+        trueskill = None
+    if trueskill is not None:
+        model = podium.TrueSkill()
+        ratings = {t[0]: Rating(25.0 + 3.0 * float(rng.normal()), 25.0 / 3.0) for t in teams}
+        env = trueskill.TrueSkill(draw_probability=model.draw_probability)
+        groups = [(env.create_rating(ratings[t[0]].mu, ratings[t[0]].sigma),) for t in teams]
+        match = Match(teams)
+        rows.append(("TrueSkill.rate | trueskill.rate", _median_us(lambda: model.rate(match, ratings), calls, repeats),
+                     _median_us(lambda: env.rate(groups), calls, repeats)))
+        rows.append(("TrueSkill.quality | trueskill.quality",
+                     _median_us(lambda: model.quality(teams, ratings), calls, repeats),
+                     _median_us(lambda: env.quality(groups), calls, repeats)))
+    try:
+        from openskill.models import PlackettLuce as OpenPL
+    except ImportError:
+        return rows
+    model = podium.PlackettLuce()
+    ratings = {t[0]: Rating(1500.0 + 200.0 * float(rng.normal())) for t in teams}
+    open_model = OpenPL()
+    open_teams = [[open_model.rating(25.0 + 3.0 * float(rng.normal()))] for _ in teams]
+    match = Match(teams)
+    rows.append(("PlackettLuce.rate | openskill rate", _median_us(lambda: model.rate(match, ratings), calls, repeats),
+                 _median_us(lambda: open_model.rate(open_teams), calls, repeats)))
+    rows.append(("PlackettLuce.win_probabilities | openskill predict_win",
+                 _median_us(lambda: model.win_probabilities(teams, ratings), calls, repeats),
+                 _median_us(lambda: open_model.predict_win(open_teams), calls, repeats)))
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=7)
@@ -94,6 +133,10 @@ def main() -> None:
             flag = "" if public <= 1.5 * kernel else "  (above 1.5x)"
             print(f"{name:32} {n:>3} {public:10.2f} {kernel:10.2f} {public / kernel:6.2f}{flag}", flush=True)
     print(f"median ratio {statistics.median(ratios):.2f}; {sum(r <= 1.5 for r in ratios)} of {len(ratios)} within 1.5x")
+    print(f"\n{'podium call | peer call':54} {'n':>3} {'podium us':>10} {'peer us':>10} {'peer/podium':>11}")
+    for n in (2, 6, 20):
+        for name, ours, theirs in _peer_rows(n, max(args.calls // 10, 20), args.repeats):
+            print(f"{name:54} {n:>3} {ours:10.2f} {theirs:10.2f} {theirs / ours:11.1f}", flush=True)
 
 
 if __name__ == "__main__":

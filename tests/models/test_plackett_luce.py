@@ -202,6 +202,19 @@ def test_large_tied_group_is_symmetric_and_finite() -> None:
     assert sum(g) == pytest.approx(0.0, abs=1e-10)
 
 
+@pytest.mark.parametrize("gap", [0.0, 0.7, -3.0, 40.0])
+def test_two_teams_elimination_win_is_the_logistic(gap: float) -> None:
+    """Of two, the winner under elimination is the one not eliminated first, with probability
+    ``e^-s_j / (e^-s_i + e^-s_j) = 1 / (1 + e^-(s_i - s_j))``: the closed form the public call takes, and what the
+    censored-group integral it skips gives."""
+    ratings = {"a": Rating(gap), "b": Rating(0.0)}
+    p = PlackettLuce(order="elimination", **NATURAL).win_probabilities([["a"], ["b"]], ratings)
+    want = float(1 / (1 + mpmath.exp(-gap)))
+    assert p[0] == pytest.approx(want, rel=1e-12) and p[0] + p[1] == pytest.approx(1.0, abs=1e-15)
+    integral = censored_block(np.array([-0.0]), 1, -gap, np.empty(1))
+    assert integral == pytest.approx(math.log(want), rel=1e-9, abs=1e-12)
+
+
 @pytest.mark.parametrize("order", ["victory", "elimination"])
 def test_win_probabilities_monte_carlo(order: str) -> None:
     # Exponential race: T_i ~ Exp(rate exp(v_i)), v = s (victory) or -s (elimination); the first chosen

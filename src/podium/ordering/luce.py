@@ -415,9 +415,11 @@ def plackett_luce_log_win(s: NDArray[np.float64], n: int, order: int, out: NDArr
     """``log P(team i is first)`` for each team.
 
     Victory order: the softmax of ``s``.  Elimination order: the probability that all the others are
-    eliminated before ``i``, the censored-group integral with ``G`` = the others and the rest = ``{i}``.
+    eliminated before ``i``, the censored-group integral with ``G`` = the others and the rest = ``{i}``.  Of two
+    teams the first eliminated is ``j`` with probability ``e^-s_j / (e^-s_i + e^-s_j)``, the softmax of ``s``: the
+    two orders agree, and the closed form is taken.
     """
-    if order == VICTORY:
+    if order == VICTORY or n <= 2:
         total = logsumexp(s, n)
         for i in range(n):
             out[i] = s[i] - total
