@@ -448,8 +448,8 @@ class Model(Hyperparameters, ABC):
         packed, mu, sigma = self._pack_teams(teams, ratings, weights, advantage, context)
         loc, scale, density, shape = self._predictive(packed, mu, sigma)
         sd = shape_info(DENSITIES.index("gumbel" if density.startswith("gumbel") else density), shape)[1]
-        noise = (sd * np.asarray(scale, dtype=float)) ** 2
-        return float(np.exp(log_match_quality(np.asarray(loc, dtype=float), np.zeros(len(noise)), noise)))
+        noise = (sd * scale) ** 2
+        return math.exp(log_match_quality(loc, np.zeros(len(noise)), noise))
 
     # -- what each family provides -----------------------------------------------------------------
     @abstractmethod
