@@ -288,17 +288,14 @@ def test_the_gradient_keeps_the_invariances_of_an_order(n: int, seed: int, densi
     assert numeric == pytest.approx(dm[i], abs=1e-5 * max(1.0, largest))
 
 
-@pytest.mark.parametrize("density", [
-    "gaussian", "gumbel", "logistic",
-    pytest.param("skew_normal", marks=pytest.mark.xfail(
-        strict=True, reason="skew-normal with non-finishers: exchangeable competitors get different derivatives "
-                            "(issue 32, open)"))])
+@pytest.mark.parametrize("density", ["gaussian", "gumbel", "logistic", "skew_normal"])
 def test_exchangeable_non_finishers_have_equal_derivatives(density: str) -> None:
     """Found while testing the gradient's invariances: two tied finishers above six non-finishers, five of them
     at the same location.  Those five are exchangeable, so ``d log P / d m_i`` (a central difference of the value)
-    is the same for each; with the skew-normal (shape 3) the differences run from 0.5235 to 0.5362, the partials
-    sum to 7.3 where a common shift moves log P by nothing, and refining the grid moves log P by 7e-4: the
-    skew-normal's distribution function is integrated on the grid, and its censored mass is where it goes wrong."""
+    is the same for each; with the skew-normal (shape 3) the differences ran from 0.5235 to 0.5362, the partials
+    summed to 7.3 where a common shift moves log P by nothing, and log P was 1.68 too low (issue 32): the
+    non-finishers' distribution functions, integrated on the grid, were held constant above the last finisher's
+    window (``tests/ordering/test_skew_normal_non_finishers.py``)."""
     shape = 3.0 if density == "skew_normal" else 0.0
     m = np.array([-2.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0])
     rank: list[int | None] = [0, None, None, None, None, None, None, 0]

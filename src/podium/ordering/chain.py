@@ -37,7 +37,7 @@ from .densities import (GAUSSIAN, LOG_FLOOR, SKEW_NORMAL, log_cdf_diff, log_reve
 from .gauss_chain import gauss_order_log_prob
 from .lattice import MASS_NOISE, build_lattice, cumulate, integrate, node_range
 from .numerics import inv_mills, jit, log_ndtr, logsumexp
-from .windows import PRIOR_REACH, REACH, _ep_chain, _isotonic_mode, _pooled_mode, _reach
+from .windows import PRIOR_REACH, REACH, _ep_chain, _isotonic_mode, _pooled_mode, _reach, _tail_edge
 
 __all__ = ["order_log_prob", "shift_by_links", "MAX_ROUNDS"]
 
@@ -224,8 +224,10 @@ def order_log_prob(
     theta = THETA * sharp / precision
     n_win = stages + (0 if closed_cdf else n_dnf)
     # closed-form non-finishers get no window of their own, but their distribution functions are factors
-    # of the last stage's integrand: where one rises inside that window, the lattice resolves its scale
-    n_feat = n_dnf if closed_cdf else 0
+    # of the last stage's integrand: where one rises inside that window, the lattice resolves its scale (and
+    # a skew-normal one's, integrated on it, wherever it has mass below the last stage's range: see below)
+    n_feat = n_dnf
+    feat_lo = np.full(max(n_dnf, 1), np.inf)
     _, _, dnf_below, dnf_above, _ = shape_info(kind, shape)
     w_lo = np.empty(n_win + n_feat)
     w_hi = np.empty(n_win + n_feat)
@@ -242,14 +244,27 @@ def order_log_prob(
         # nothing caps the top stage from above, nor the last one from below without non-finishers: the
         # posterior's tail there is the prior's
         w_hi[0] = max(w_hi[0], m0[0] + PRIOR_REACH * above / REACH * widen_hi[0] * math.sqrt(v0[0]))
+        top_last = w_hi[stages - 1] if stages == 1 else max(w_hi[stages - 1], w_hi[stages - 2])
         if n_dnf == 0:
             last = stages - 1
             w_lo[last] = min(w_lo[last], m0[last] - PRIOR_REACH * below / REACH * widen_lo[last] * math.sqrt(v0[last]))
         n_all = n_win
         for t in range(n_feat):
             d = dnf[t]
-            lo = max(shifted[d] - dnf_below * scale[d], w_lo[stages - 1])
-            hi = min(shifted[d] + dnf_above * scale[d], w_hi[stages - 1])
+            if closed_cdf:
+                lo = max(shifted[d] - dnf_below * scale[d], w_lo[stages - 1])
+                hi = min(shifted[d] + dnf_above * scale[d], w_hi[stages - 1])
+            else:
+                # a skew-normal non-finisher's F is integrated on the lattice from the start of its range, and
+                # nothing accrues across a gap of the lattice: its mass below and above its window (a Gaussian
+                # tail, of a negative shape below or of a positive one above, is wider than the window's spreads:
+                # F lost 3.6e-5 below, 1e-7 above) is covered, on its own scale, to where f has fallen e^-LEVEL
+                # (_tail_edge) below the last stage's centre (about where its posterior starts: the non-finishers
+                # push it only up) or the mean, and above the mean (F is near 1/2 or more there)
+                centre = shifted[d] + dmean * scale[d]
+                lo = _tail_edge(kind, shape, shifted[d], scale[d], min(pmean[stages - 1], centre), -1.0)
+                hi = min(_tail_edge(kind, shape, shifted[d], scale[d], centre, 1.0), top_last)
+                feat_lo[t] = lo
             if lo < hi:
                 w_lo[n_all] = lo
                 w_hi[n_all] = hi
@@ -275,7 +290,12 @@ def order_log_prob(
                 hi = max(hi, w_hi[g - 1])
             s_idx[g], e_idx[g] = node_range(x, lo, hi)
         for t in range(n_win - stages):
-            s_idx[stages + t], e_idx[stages + t] = node_range(x, w_lo[stages + t], w_hi[stages - 1])
+            # a skew-normal non-finisher's F is a factor of the last stage's integrand over that stage's whole
+            # range, which the stretch above may carry past its window: F is integrated up to the range's end
+            # (ending it at the window's, the lookup held F at its value there, and a finisher pushed above
+            # its window by the non-finishers below lost most of its posterior: 3.35 in log P, issue 32)
+            s_idx[stages + t], e_idx[stages + t] = node_range(x, min(w_lo[stages + t], feat_lo[t]), w_hi[stages - 1])
+            e_idx[stages + t] = max(e_idx[stages + t], e_idx[stages - 1])
         off = np.empty(n_win + 1, dtype=np.int64)
         off[0] = 0
         for k in range(n_win):

@@ -231,9 +231,10 @@ def _invariant_gradient(loc: NDArray[np.float64], scale: NDArray[np.float64], gl
     of the largest term; issue 32).
 
     Not for the skew-normal: its distribution function is integrated on the grid, and with non-finishers its
-    ``log P`` itself is not yet shift-invariant (a tie of two finishers above six non-finishers moved by 7.3 per
-    unit of common shift: ``tests/ordering/test_ordering_properties.py``, an expected failure); correcting the
-    gradient of a wrong value to an invariance it does not have would only hide that.
+    ``log P`` was not shift-invariant (a tie of two finishers above six non-finishers moved by 7.3 per unit of
+    common shift; fixed in :mod:`podium.ordering.chain`, issue 32, where the partials now sum to 1e-11);
+    correcting the gradient of a wrong value to an invariance it does not have would only hide that, and
+    whether to correct it now is untested.
     """
     n = len(loc)
     for i in range(n):

@@ -231,6 +231,33 @@ def _level_edge(kind: int, shape: float, loc: NDArray[np.float64], scale: NDArra
 
 
 @jit
+def _tail_edge(kind: int, shape: float, loc: float, scale: float, b: float, side: float) -> float:
+    """A point beyond ``b`` on ``side`` (-1 below, +1 above) with ``log f`` there :data:`LEVEL` below its value at
+    ``b`` (doubling steps out from ``b``, then bisection).  For a log-concave density ``F(a) / F(b) <= f(a) / f(b)``
+    below ``b`` (``f / F`` falls) and ``(1 - F(a)) / (1 - F(b)) <= f(a) / f(b)`` above (``f / (1 - F)`` rises): a
+    distribution function integrated from (or to) ``a`` misses at most ``e^-LEVEL`` of ``F(b)`` (of ``1 - F(b)``)."""
+    target = logpdf(kind, shape, (b - loc) / scale) - LEVEL
+    step = scale
+    inside = b
+    outside = b + side * step
+    for _ in range(200):
+        if not (logpdf(kind, shape, (outside - loc) / scale) > target):
+            break
+        inside = outside
+        step *= 2.0
+        outside = b + side * step
+    for _ in range(60):
+        mid = 0.5 * (inside + outside)
+        if mid == inside or mid == outside:
+            break
+        if logpdf(kind, shape, (mid - loc) / scale) > target:
+            inside = mid
+        else:
+            outside = mid
+    return outside
+
+
+@jit
 def lay_windows(lo: NDArray[np.float64], hi: NDArray[np.float64], count: int, h: float, min_span: int,
                 budget: int) -> tuple[float, NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], int, bool]:
     """Windows ``[lo_g, hi_g]`` (``g < count``) laid on one lattice ``x0 + t h``, ``x0`` the lowest window's start:
