@@ -26,10 +26,12 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import numba
 import numpy as np
 
 import podium
 from podium import Match, Rating
+from podium.data.rating import ratings_of
 from podium.ordering import log_order, rank_probabilities
 from podium.ordering.outcome import log_outcome, place_probabilities
 
@@ -120,6 +122,27 @@ def _peer_rows(n: int, calls: int, repeats: int) -> list[tuple[str, float, float
     return rows
 
 
+@numba.njit
+def _touch(mu: np.ndarray, sigma: np.ndarray) -> float:
+    return mu[0] + sigma[0]
+
+
+def _floor_us(n: int, calls: int, repeats: int) -> float:
+    """What any call that takes names and Ratings pays before and after its kernel, at the least: ``n`` Ratings
+    read from a dict into two arrays, one compiled call that does nothing, ``n`` Ratings made (checked at once, as
+    :func:`podium.data.rating.ratings_of` does) into a dict.  The public calls' budget beside a kernel of ``k`` us is ``0.5 k``."""
+    ratings = {f"p{i}": Rating(25.0 + i, 8.0) for i in range(n)}
+    names = list(ratings)
+
+    def call() -> dict[str, Rating]:
+        given = [ratings[name] for name in names]
+        mu, sigma = np.array([r.mu for r in given]), np.array([r.sigma for r in given])
+        _touch(mu, sigma)
+        return ratings_of(names, mu.tolist(), sigma.tolist())
+
+    return _median_us(call, calls, repeats)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=7)
@@ -133,6 +156,8 @@ def main() -> None:
             flag = "" if public <= 1.5 * kernel else "  (above 1.5x)"
             print(f"{name:32} {n:>3} {public:10.2f} {kernel:10.2f} {public / kernel:6.2f}{flag}", flush=True)
     print(f"median ratio {statistics.median(ratios):.2f}; {sum(r <= 1.5 for r in ratios)} of {len(ratios)} within 1.5x")
+    print("the least a call through names and Ratings pays besides its kernel (dict -> arrays -> a compiled no-op "
+          "-> Ratings): " + ", ".join(f"n = {n}: {_floor_us(n, args.calls, args.repeats):.2f} us" for n in (2, 6, 20)))
     print(f"\n{'podium call | peer call':54} {'n':>3} {'podium us':>10} {'peer us':>10} {'peer/podium':>11}")
     for n in (2, 6, 20):
         for name, ours, theirs in _peer_rows(n, max(args.calls // 10, 20), args.repeats):
