@@ -315,7 +315,11 @@ def test_of_match_packs_as_from_matches_does(match: Match, data: st.DataObject) 
         match = Match(match.teams, None, match.weights, match.time, match.id, **extra)
     else:
         match = Match(match.teams, match.ranks, match.weights, match.time, match.id, **extra)
-    one, want = Matches.of_match(match), Matches.from_matches([match])
+    assert_same_packing(Matches.of_match(match), Matches.from_matches([match]))
+
+
+def assert_same_packing(one: Matches, want: Matches) -> None:
+    """Every field of two packed histories equal, arrays in dtype and shape too."""
     for name in Matches.__slots__:
         got, expected = getattr(one, name), getattr(want, name)
         if isinstance(expected, np.ndarray):

@@ -17,16 +17,7 @@ from podium.data.match import _check_teams, _check_teams_each
 from podium.data.shapes import packed_match, packed_teams
 
 from ..strategies import a_match
-
-
-def assert_same(one: Matches, want: Matches) -> None:
-    for name in Matches.__slots__:
-        got, expected = getattr(one, name), getattr(want, name)
-        if isinstance(expected, np.ndarray):
-            assert got.dtype == expected.dtype and got.shape == expected.shape, name
-            np.testing.assert_array_equal(got, expected, err_msg=name)
-        else:
-            assert got == expected, name
+from .test_matches import assert_same_packing
 
 
 @settings(max_examples=150, deadline=None)
@@ -34,15 +25,15 @@ def assert_same(one: Matches, want: Matches) -> None:
 def test_packed_match_is_of_match(match: Match) -> None:
     """Plain or not (weights, a time), every field as the fresh packing gives it, twice (the second call reads the
     shape's stored arrays)."""
-    assert_same(packed_match(match), Matches.of_match(match))
-    assert_same(packed_match(match), Matches.of_match(match))
+    assert_same_packing(packed_match(match), Matches.of_match(match))
+    assert_same_packing(packed_match(match), Matches.of_match(match))
 
 
 @settings(max_examples=100, deadline=None)
 @given(a_match())
 def test_packed_teams_is_the_default_match(match: Match) -> None:
     teams = [list(t) for t in match.teams]
-    assert_same(packed_teams(teams), Matches.of_match(Match(teams)))
+    assert_same_packing(packed_teams(teams), Matches.of_match(Match(teams)))
 
 
 @pytest.mark.parametrize("teams", [
