@@ -10,7 +10,13 @@ lattice, and it used to be wrong in two ways:
   -11.98 instead of -10.3057, one of the two orders 3.35 too low, and exchangeable non-finishers got different
   derivatives;
 * it was integrated from the bottom of the non-finisher's window, which with a negative shape (a Gaussian lower
-  tail, wider than the density's spread) left out up to 3.6e-5 of ``F``.
+  tail, wider than the density's spread) left out up to 3.6e-5 of ``F``;
+* far upsets: a finisher far above a non-finisher (100 sd, shape 3) has its posterior where the non-finisher's
+  density is steep (log-slope 90 at 91 sd above the finisher), and the lattice's step there (0.032, set by the
+  posterior spread) was too coarse for ``F``'s integral: ``log F`` 2e-4 high at the posterior, ``log P``
+  -4554.921088 against -4554.9212872 (3.5e-5 with shape -3, 5.4e-8 at 20 sd, 1.1e-6 with shape 10, 1.5e-4 at
+  1000 sd).  The mass check could not see it (the posterior is built with the same ``F``); the engine now
+  estimates ``F``'s error under the last stage's posterior and refines the step there.
 
 References are independent of the engine:
 
@@ -24,6 +30,16 @@ References are independent of the engine:
   ``scipy.stats.skewnorm`` agrees to 1e-13 on the shape-3 cases (but is off by up to 3e-9 where its Owen's T
   cancels, in the upper tail of a negative shape).  A tie (margin 0) is the mean of ``log P`` over the tied
   group's orders (``log_outcome``).
+* the far upsets (``FAR``): the same integral, mpmath at 25 digits, with ``F`` (and ``1 - F``) by ``mp.quad`` of
+  the density itself from the tail (``int_{-inf}^z f`` below the mean, ``1 - int_z^inf f`` above): in the deep
+  lower tail of a positive shape ``Phi(z) - 2 T(z, alpha)`` cancels (``F(-5)`` at shape 3 is 2e-58 against
+  ``Phi(-5)`` 3e-7); where the Owen's T form does not cancel the two agree to 25 digits.  The outer integral is
+  the trapezoid rule (exponentially convergent for this analytic integrand) about its peak, found by golden
+  section, to where the integrand is e^-60 below it; steps of 1/3 and 1/5 of the peak's width agree to 1e-14
+  (1.4e-11 for the shape-10 case at 100 sd, which then agreed with a step of 1/8 of the width).  The script
+  reproduces ``CASES``' ``[0, 1, -0.5]`` value to all 25 digits.  Shapes 3 and -3 agree at 100 and 1000 sd
+  to 6e-15: ``X_0 - X_1`` of two independent performances of one shape is symmetric, and the third
+  competitor (0.5) barely matters there; at 20 sd it does, and they differ by 2e-4.
 """
 
 from __future__ import annotations
@@ -55,6 +71,30 @@ CASES = [
      -30.07457511556577028614449734684531417365),
     ([-2.0, 0.0, 0.5, 1.0], None, [0, None, None, None], -10.0, -15.43967769375016753987780413162761079236),
 ]
+
+# a non-finisher 20, 100, 1000 sd above the finisher (and one at 0.5), shapes 3, -3, 10; two finishers above
+# two non-finishers; m, rank, shape, mpmath log P (25 digits)
+FAR = [
+    ([0.0, 20.0, 0.5], [0, None, None], 3.0, -188.0770272107296983091917),
+    ([0.0, 20.0, 0.5], [0, None, None], -3.0, -188.0772301486520953200355),
+    ([0.0, 20.0, 0.5], [0, None, None], 10.0, -204.4725329376636334640739),
+    ([0.0, 100.0, 0.5], [0, None, None], 3.0, -4554.921287173488730523072),
+    ([0.0, 100.0, 0.5], [0, None, None], -3.0, -4554.921287173482867428258),
+    ([0.0, 100.0, 0.5], [0, None, None], 10.0, -4960.622967398175691951632),
+    ([0.0, 1000.0, 0.5], [0, None, None], 3.0, -454559.5259978348678583415),
+    ([0.0, 1000.0, 0.5], [0, None, None], -3.0, -454559.5259978348678052058),
+    ([0.0, 1000.0, 0.5], [0, None, None], 10.0, -495112.2865593994060494804),
+    ([0.0, -1.0, 100.0, 0.5], [0, 1, None, None], 3.0, -8432.505138840584947879913),
+    ([0.0, -1.0, 100.0, 0.5], [0, 1, None, None], -3.0, -4828.905777696661385505244),
+]
+
+
+@pytest.mark.parametrize("m, rank, shape, expected", FAR)
+def test_far_upsets_match_mpmath(m: list[float], rank: list[int | None], shape: float, expected: float) -> None:
+    """Errors before the fix: 5.4e-8, 2.4e-10, 4e-12; 2e-4, 3.5e-5, 1.1e-6; 1.5e-4, 1.9e-5, 1e-4; 5.9e-8,
+    1.7e-9.  The tolerance grows by 1e-13 |log P| (the rounding of log-densities of that size)."""
+    value = log_order(m, None, rank, density="skew_normal", shape=shape)
+    assert value == pytest.approx(expected, abs=1e-9 + 1e-13 * abs(expected))
 
 
 @pytest.mark.parametrize("m, s, rank, shape, expected", CASES)

@@ -21,8 +21,11 @@ decided.  Space between clusters of windows (a spread of ``1e6`` scales) holds n
 **Self-check.**  Every stage's posterior must integrate to 1; with exact arithmetic it does.  The
 deviation bounds the combined quadrature and truncation error, and the windows' edges must hold
 negligible posterior density.  Either failing refines the step or widens the window and repeats (at most
-:data:`MAX_ROUNDS` rounds).  Non-finishers with a closed-form distribution function are exact at any
-distance (no window).
+:data:`MAX_ROUNDS` rounds).  A skew-normal non-finisher's distribution function, integrated on the lattice,
+is no part of that check (the posterior is built with it): its error under the last stage's posterior is
+estimated from the step and its density's log-slope there, and where too large a finer window is laid there
+(a far upset: issue 32).  Non-finishers with a closed-form distribution function are exact at any distance
+(no window).
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ from .densities import (GAUSSIAN, LOG_FLOOR, SKEW_NORMAL, log_cdf_diff, log_reve
 from .gauss_chain import gauss_order_log_prob
 from .lattice import MASS_NOISE, build_lattice, cumulate, integrate, node_range
 from .numerics import inv_mills, jit, log_ndtr, logsumexp
-from .windows import PRIOR_REACH, REACH, _ep_chain, _isotonic_mode, _pooled_mode, _reach, _tail_edge
+from .windows import LEVEL, PRIOR_REACH, REACH, _ep_chain, _isotonic_mode, _pooled_mode, _reach, _tail_edge
 
 __all__ = ["order_log_prob", "shift_by_links", "MAX_ROUNDS"]
 
@@ -47,6 +50,9 @@ THETA_SLOPE = 0.25   # step * the log-slope of a stage's density where its poste
 MASS_TOL = 1e-9      # |posterior mass - 1| accepted (the quadrature and truncation error indicator)
 EDGE_TOL = 1e-13     # posterior density times spread allowed at a window's edge
 MAX_ROUNDS = 16
+F_ERR = 1e-7         # a skew-normal non-finisher's F integrated at h lambda: relative error below F_ERR (h lambda)^8
+F_TOL = 1e-10        # its posterior-weighted estimate accepted
+SUPPORT = 1e-10      # the last stage's posterior support for F's finer window: density above this of its peak
 
 
 @jit
@@ -228,10 +234,15 @@ def order_log_prob(
     # a skew-normal one's, integrated on it, wherever it has mass below the last stage's range: see below)
     n_feat = n_dnf
     feat_lo = np.full(max(n_dnf, 1), np.inf)
+    # a skew-normal non-finisher's F where the last stage's posterior lies, found too coarse by the check
+    # after the backward sweep: a window of the step its density's log-slope there needs (see below)
+    fine_lo = np.full(max(n_dnf, 1), np.inf)
+    fine_hi = np.full(max(n_dnf, 1), -np.inf)
+    fine_step = np.full(max(n_dnf, 1), np.inf)
     _, _, dnf_below, dnf_above, _ = shape_info(kind, shape)
-    w_lo = np.empty(n_win + n_feat)
-    w_hi = np.empty(n_win + n_feat)
-    w_step = np.empty(n_win + n_feat)
+    w_lo = np.empty(n_win + 2 * n_feat)
+    w_hi = np.empty(n_win + 2 * n_feat)
+    w_step = np.empty(n_win + 2 * n_feat)
     terms = np.empty(max(n_fin, 1))
     log_p = 0.0
     for rnd in range(MAX_ROUNDS):
@@ -269,6 +280,11 @@ def order_log_prob(
                 w_lo[n_all] = lo
                 w_hi[n_all] = hi
                 w_step[n_all] = theta * scale[d]
+                n_all += 1
+            if fine_lo[t] < fine_hi[t]:
+                w_lo[n_all] = fine_lo[t]
+                w_hi[n_all] = fine_hi[t]
+                w_step[n_all] = fine_step[t]
                 n_all += 1
         x, gap = build_lattice(w_lo, w_hi, w_step, n_all)
         while len(x) == 0:  # beyond the node budget: coarser, never wrong by an infinity
@@ -351,6 +367,10 @@ def order_log_prob(
         dcum = np.empty(off[stages])
         worst = 0.0
         retry = False
+        refine = False
+        want_lo = np.full(max(n_dnf, 1), np.inf)
+        want_hi = np.full(max(n_dnf, 1), -np.inf)
+        want_step = np.full(max(n_dnf, 1), np.inf)
         for g in range(stages):
             cnt = e_idx[g] - s_idx[g] + 1
             for j in range(cnt):
@@ -372,6 +392,39 @@ def order_log_prob(
                 wgap[j] = gap[jj]
             mass = integrate(res, wgap, cnt)
             worst = max(worst, abs(mass - 1.0))
+            if g == stages - 1 and not closed_cdf:
+                # the non-finishers' F, integrated on the lattice, is a factor of this posterior but no part of
+                # the mass check (the posterior is built with the same F): where the posterior lies, the step
+                # must follow each one's density, steep there when the last stage is far above it (a finisher
+                # 100 sd above a shape-3 non-finisher: log f's slope 90, step 0.032, F 2e-4 high, and log P)
+                # the error estimate: the posterior-weighted relative error of each F (F_ERR (h lambda)^8, lambda
+                # the log-slope of f at the node; the far case above gave 2e-4, 4e-7, 1.7e-8 at h lambda = 2.9,
+                # 1.45, 0.97); above its bound, a window (_fine_window) over the posterior's support
+                peak = 0.0
+                for j in range(cnt):
+                    peak = max(peak, res[j])
+                jl = -1
+                jh = -1
+                for j in range(cnt):
+                    if res[j] > SUPPORT * peak:
+                        if jl < 0:
+                            jl = j
+                        jh = j
+                for t in range(n_dnf):
+                    d = dnf[t]
+                    err = 0.0
+                    for j in range(jl, jh):
+                        jj = s_idx[g] + j
+                        lam = -score(kind, shape, (x[jj] - shifted[d]) / scale[d]) / scale[d]
+                        if lam > 0.0:
+                            err += res[j] * gap[jj] * F_ERR * (gap[jj] * lam) ** 8
+                    if err > F_TOL:  # (err > 0: f rises at the support's foot, so the step is finite)
+                        need = _fine_window(kind, shape, shifted[d], scale[d], x[s_idx[g] + jl], x[s_idx[g] + jh],
+                                            precision)
+                        want_lo[t] = need[0]
+                        want_hi[t] = need[1]
+                        want_step[t] = need[2]
+                        refine = True
             # edges: the posterior density there times a spread bounds the mass beyond
             # twice the reach, or one more reach beyond the range's end (which may be stretched past the window)
             if res[0] * psd[g] / REACH > EDGE_TOL:
@@ -393,6 +446,13 @@ def order_log_prob(
         if worst > MASS_TOL + MASS_NOISE * abs(log_p) and not retry:
             theta *= 0.6
             retry = True
+        if refine and not retry:  # (once the posterior is inside its range: its support is known)
+            for t in range(n_dnf):
+                if want_step[t] < np.inf:
+                    fine_lo[t] = want_lo[t]
+                    fine_hi[t] = want_hi[t]
+                    fine_step[t] = want_step[t]
+            retry = True
         if retry and rnd + 1 < MAX_ROUNDS:
             continue
         if want_grad:
@@ -400,6 +460,23 @@ def order_log_prob(
                       s_idx, e_idx, off, cum, dcum, lq, lnext, log_p, grad_loc, grad_scale)
         return log_p
     return log_p
+
+
+@jit
+def _fine_window(kind: int, shape: float, loc: float, scale: float, lo: float, hi: float,
+                 precision: float) -> tuple[float, float, float]:
+    """``(lo', hi, step)``: where and how finely a non-finisher's ``F`` must be integrated for the last stage's
+    posterior on ``[lo, hi]``.  ``F(x)`` is made of ``f`` within about ``1 / lambda`` below ``x``, ``lambda`` the
+    log-slope of ``f`` there (rising below its mode; ``F(a) / F(x) <= e^(-lambda (x - a))`` for a log-concave
+    ``f``), so the window reaches :data:`LEVEL` of those below ``lo``, and the step is :data:`THETA_SLOPE` over the
+    steepest slope in it (at its foot: the slope falls toward the mode).  Above the mode ``F`` is mostly made of
+    its bulk and any step fine for the density will do: step ``inf``."""
+    lam = -score(kind, shape, (lo - loc) / scale) / scale
+    if not lam > 0.0:
+        return lo, hi, np.inf
+    foot = lo - LEVEL / lam
+    lam = -score(kind, shape, (foot - loc) / scale) / scale
+    return foot, hi, THETA_SLOPE / precision / lam
 
 
 @jit
