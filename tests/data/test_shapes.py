@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -25,6 +26,7 @@ from .test_matches import assert_same_packing
 def test_packed_match_is_of_match(match: Match) -> None:
     """Plain or not (weights, a time), every field as the fresh packing gives it, twice (the second call reads the
     shape's stored arrays)."""
+    shapes._SHAPES.clear()
     assert_same_packing(packed_match(match), Matches.of_match(match))
     assert_same_packing(packed_match(match), Matches.of_match(match))
 
@@ -47,13 +49,24 @@ def test_packed_teams_refuses_as_match_does(teams: Any) -> None:
     assert str(got.value) == str(want.value)
 
 
-def test_shapes_beyond_the_bound_are_built_but_not_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_latest_shapes_are_kept_and_large_fields_not(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(shapes, "_SHAPES", {})
     monkeypatch.setattr(shapes, "_MAX_SHAPES", 2)
     for n in range(2, 6):
         packed = packed_teams([[f"p{i}"] for i in range(n)])
         assert packed.team_start.tolist() == list(range(n + 1))
-    assert len(shapes._SHAPES) == 2
+    assert list(shapes._SHAPES) == [(1, 1, 1, 1), (1, 1, 1, 1, 1)]  # the oldest dropped for the newest
+    packed = packed_teams([[f"p{i}"] for i in range(shapes._MAX_PLAYERS + 1)])
+    assert len(packed.player) == shapes._MAX_PLAYERS + 1 and len(shapes._SHAPES) == 2
+
+
+def test_ranks_are_not_part_of_the_shape(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A free-for-all listed in join order has its ranks in any order: one shape, each call its own ranks."""
+    monkeypatch.setattr(shapes, "_SHAPES", {})
+    teams = [["a"], ["b"], ["c"]]
+    for ranks in ((2, 0, 1), (0, None, 0), (1, 2, 0)):
+        assert packed_match(Match(teams, ranks)).team_rank.tolist() == [-1 if r is None else r for r in ranks]
+    assert list(shapes._SHAPES) == [(1, 1, 1)]
 
 
 MODELS = [podium.Elo(), podium.PairwiseElo(), podium.PlackettLuce(), podium.Thurstone(), podium.Glicko2(),
@@ -83,6 +96,7 @@ def test_no_public_call_writes_the_shared_arrays(model: Any, monkeypatch: pytest
         model.win_probabilities(teams, ratings)
         model.rank_probabilities(teams, ratings)
         model.quality(teams, ratings)
+        assert shapes._SHAPES  # (the calls went through the cache)
         for shape, arrays in shapes._SHAPES.items():
             for got, fresh in zip(arrays, _fresh(shape)):
                 np.testing.assert_array_equal(got, fresh, err_msg=f"{shape}")
@@ -116,3 +130,30 @@ def test_the_fast_check_of_teams_is_the_full_one(teams: Any) -> None:
         assert str(got.value) == str(error)
     else:
         assert _check_teams(teams) == want
+
+
+@pytest.mark.parametrize("log_w", [[-1e16, -1e16], [-1e15, -1e15 - 1.0], [-1e6, -1e6 - 1.0], [0.0, -800.0, 3.0],
+                                   [700.0, 710.0]])
+def test_win_probabilities_normalize_to_one_at_any_scale(log_w: list[float]) -> None:
+    """The shifted weights divided by their sum (shifting by the log-sum instead scaled every entry by its
+    rounding: two equal logs of -1e16 came out 1 each)."""
+    from podium.ordering.numerics import normalized
+    p = normalized(np.array(log_w))
+    assert p.sum() == pytest.approx(1.0, abs=4e-16)
+    w = np.exp(np.array(log_w) - max(log_w))
+    np.testing.assert_allclose(p, w / w.sum(), rtol=1e-15)
+
+
+def test_ratings_of_checks_what_it_makes() -> None:
+    from podium.data.rating import ratings_of
+    made = ratings_of(["a", "b"], [1.5, 2.0], [0.0, 3.0])
+    assert made == {"a": Rating(1.5, 0.0), "b": Rating(2.0, 3.0)}
+    with pytest.raises(TypeError, match="Rating.mu"):
+        ratings_of(["a", "b"], [1.0, True], [0.0, 0.0])  # a bool is no rating, as Rating(True) says
+    with pytest.raises(ValueError, match="finite"):
+        ratings_of(["a"], [math.nan], [1.0])
+    with pytest.raises(ValueError, match="sigma"):
+        ratings_of(["a"], [1.0], [-1.0])
+    with pytest.raises(ValueError, match="one value per player"):
+        ratings_of(["a", "b"], [1.0], [0.0])
+    assert ratings_of([], [], []) == {}

@@ -68,10 +68,15 @@ def _made(mu: float, sigma: float) -> Rating:
 
 
 def ratings_of(players: Sequence[str], mu: list[float], sigma: list[float]) -> dict[str, Rating]:
-    """``{player: Rating(mu, sigma)}`` from a kernel's results (``tolist`` floats): the lists checked at once
-    (finite, ``sigma >= 0``) instead of rating by rating, which costs a single-match call (``Model.rate``) half its
-    time at twenty players; anything else goes through :class:`Rating`, whose error names the value."""
-    if math.isfinite(sum(mu) + sum(sigma)) and min(sigma) >= 0.0:
+    """``{player: Rating(mu, sigma)}`` from a kernel's results (``tolist`` floats, one per player): the lists
+    checked at once (floats, finite, ``sigma >= 0``) instead of rating by rating, which costs a single-match call
+    (``Model.rate``) half its time at twenty players; anything else goes through :class:`Rating`, whose error
+    names the value."""
+    if not len(players) == len(mu) == len(sigma):
+        raise ValueError(f"'mu' and 'sigma' must hold one value per player ({len(players)}). Got {len(mu)} and "
+                         f"{len(sigma)}.")
+    if (players and set(map(type, mu)) | set(map(type, sigma)) == {float} and math.isfinite(sum(mu) + sum(sigma))
+            and min(sigma) >= 0.0):
         return dict(zip(players, map(_made, mu, sigma)))
     return dict(zip(players, map(Rating, mu, sigma)))
 

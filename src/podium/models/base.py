@@ -456,7 +456,8 @@ class Model(Hyperparameters, ABC):
     def _replay(self, matches: Matches, slot_index: NDArray[np.int64], state: State,
                 history: History | None, loglik: NDArray[np.float64] | None = None) -> None:
         """Rate ``matches`` in order, updating ``state`` in place (``slot_index`` maps the history's
-        player indices to rows of ``state``); write each match's log-likelihood into ``loglik``."""
+        player indices to rows of ``state``); write each match's log-likelihood into ``loglik``.  Never write
+        ``matches``' columns: a single call's are shared with later calls (:mod:`podium.data.shapes`)."""
 
     def _deferred_log_likelihoods(self, matches: Matches, slot_index: NDArray[np.int64], state: State,
                                   history: History) -> Callable[[], NDArray[np.float64]] | None:

@@ -136,12 +136,21 @@ def logsumexp(x: NDArray[np.float64], n: int) -> float:
 
 @jit
 def normalized(log_w: NDArray[np.float64]) -> NDArray[np.float64]:
-    """``exp(log_w_i) / sum_j exp(log_w_j)``, through the log-sum (:func:`logsumexp`): no weight overflows, nor do
-    all underflow.  One compiled call, which for a handful of entries costs less than numpy's three."""
-    total = logsumexp(log_w, len(log_w))
-    out = np.empty(len(log_w))
-    for i in range(len(log_w)):
-        out[i] = math.exp(log_w[i] - total)
+    """``exp(log_w_i) / sum_j exp(log_w_j)``, shifted by the largest so that no weight overflows nor do all
+    underflow, and divided by the sum of the shifted weights (not shifted by the log-sum, whose rounding at
+    ``|log_w| ~ 1e15`` would scale every entry): the entries sum to 1.  One compiled call, which for a handful of
+    entries costs less than numpy's three."""
+    n = len(log_w)
+    top = -np.inf
+    for i in range(n):
+        top = max(top, log_w[i])
+    out = np.empty(n)
+    total = 0.0
+    for i in range(n):
+        out[i] = math.exp(log_w[i] - top)
+        total += out[i]
+    for i in range(n):
+        out[i] /= total
     return out
 
 
