@@ -33,10 +33,10 @@ from numpy.typing import NDArray
 from .densities import DENSITIES, GAUSSIAN, GUMBEL, LOGISTIC, SKEW_NORMAL
 from .luce import ELIMINATION, VICTORY, plackett_luce_log_win
 from .numerics import first_invalid
-from .outcome import log_outcome, log_win, log_win_pair, place_probabilities, rank_groups, tie_member, tie_turn
+from .outcome import CHAIN_SCALE_SPAN, log_outcome, log_win, log_win_pair, place_probabilities, rank_groups, tie_member, tie_turn
 
 # the validating functions, and what the kernels call: log_outcome with its density codes, pair and rank helpers
-__all__ = ["DENSITIES", "GAUSSIAN", "GUMBEL", "LOGISTIC", "SKEW_NORMAL", "density_code", "log_order", "log_outcome",
+__all__ = ["CHAIN_SCALE_SPAN", "DENSITIES", "GAUSSIAN", "GUMBEL", "LOGISTIC", "SKEW_NORMAL", "density_code", "log_order", "log_outcome",
            "log_win_pair", "log_win_probabilities", "rank_groups", "rank_probabilities", "tie_member", "tie_turn"]
 
 
@@ -112,6 +112,10 @@ def log_order(
         raise ValueError(f"'margin' must be a non-negative float. Got {margin!r} instead.")
     if kind == SKEW_NORMAL and margin > 0:
         raise ValueError("'margin' needs a density with a closed-form distribution function, not 'skew_normal'.")
+    if kind != GAUSSIAN and n > 1 and scale.max() > CHAIN_SCALE_SPAN * scale.min():
+        raise ValueError(f"'s' spans a factor of {scale.max() / scale.min():.3g}; the ordering chain of the {density!r} "
+                         f"density takes scales within a factor of {CHAIN_SCALE_SPAN:g} of each other (the Gaussian's, "
+                         "rank_probabilities and log_win_probabilities take any).")
     if gradient and margin > 0 and len(np.unique(fin := ranks[ranks >= 0])) < len(fin):
         raise ValueError("'gradient' is not available for draws in the draw-margin model (margin > 0).")
     gl = np.zeros(n)
@@ -150,15 +154,25 @@ def log_win_probabilities(s: NDArray[np.float64], *, density: str = "gaussian", 
 
     Gumbel noise is Plackett-Luce: ``softmax(s)`` in the victory order (McFadden 1974), the exact
     censored-group integral of :func:`podium.ordering.luce.censored_block` in the elimination
-    order.  Other densities integrate ``f_i prod_{j != i} F_j`` on the grid (:func:`log_win`).
+    order.  Other densities integrate ``f_i prod_{j != i} F_j`` on the grid (:func:`log_win`).  ``scale``: the
+    performances' scales (default 1); Gumbel noise with one scale for all is Plackett-Luce in ``s / scale``, in either
+    order; the elimination order is defined for nothing else (a ValueError names ``order``).
     """
     loc = np.ascontiguousarray(s, dtype=np.float64)
     out = np.empty(len(loc))
     kind = density_code(density, shape)
-    if kind == GUMBEL and scale is None:
-        plackett_luce_log_win(loc, len(loc), VICTORY if order == "victory" else ELIMINATION, out)
+    if order not in ("victory", "elimination"):
+        raise ValueError(f"'order' must be 'victory' or 'elimination'. Got {order!r}.")
+    sd = None if scale is None else np.ascontiguousarray(scale, dtype=np.float64)
+    if kind == GUMBEL and (sd is None or (len(sd) and bool(np.all(sd == sd[0])))):
+        # Plackett-Luce in its utilities loc / scale, less the largest (no digits lost to a common offset)
+        utility = loc if sd is None else (loc - loc.max()) / sd[0] if len(loc) else loc
+        plackett_luce_log_win(utility, len(loc), VICTORY if order == "victory" else ELIMINATION, out)
         return out
-    sd = np.ones(len(loc)) if scale is None else np.ascontiguousarray(scale, dtype=np.float64)
+    if order != "victory":
+        raise ValueError("'order' = 'elimination' is Plackett-Luce's (Gumbel noise with one scale for every "
+                         f"competitor); got density={density!r} with scales {scale!r:.80}.")
+    sd = np.ones(len(loc)) if sd is None else sd
     if len(loc) == 2:
         out[0], out[1] = log_win_pair(kind, float(shape), loc[0], sd[0], loc[1], sd[1])
         return out

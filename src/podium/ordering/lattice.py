@@ -215,17 +215,14 @@ def _correction(a: NDArray[np.float64], j: int, lo: int, hi: int, h: float, sgn:
     corr = h * _k_exp(z)
     if abs(z) > 2.0:
         return corr
-    l1 = z / h
-    l2 /= h * h
-    l3 *= sgn / (h * h * h)
-    h4 = h * h * h * h
-    l4 /= h4
-    l5 *= sgn / (h4 * h)
-    # u'''/u and u^(5)/u less their pure-exponential parts (l1^3, l1^5), which corr already holds
-    mixed3 = l3 + 3.0 * l1 * l2
-    mixed5 = (l5 + 5.0 * l1 * l4 + 10.0 * l2 * l3 + 10.0 * l1 * l1 * l3 + 15.0 * l1 * l2 * l2
-              + 10.0 * l1 * l1 * l1 * l2)
-    return corr - h4 / 720.0 * mixed3 + h4 * h * h / 30240.0 * mixed5
+    # In units of the step (the stencil sums are h^k times the k-th derivative of log u): h^3 u'''/u and h^5 u^(5)/u
+    # less their pure-exponential parts (z^3, z^5), which corr already holds.  No power of h is formed: with steps
+    # of 1e-155 (scales 1e154 apart) h^4 underflowed to 0 and the division by it raised.
+    l3 *= sgn
+    l5 *= sgn
+    mixed3 = l3 + 3.0 * z * l2
+    mixed5 = l5 + 5.0 * z * l4 + 10.0 * l2 * l3 + 10.0 * z * z * l3 + 15.0 * z * l2 * l2 + 10.0 * z * z * z * l2
+    return corr - h / 720.0 * mixed3 + h / 30240.0 * mixed5
 
 
 @jit
