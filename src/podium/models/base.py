@@ -307,7 +307,8 @@ class Model(Hyperparameters, ABC):
     """Base of every podium filter: a rating from the matches before it, and the shared public methods."""
 
     _max_teams: ClassVar[int | None] = None
-    _sigma_max: ClassVar[float] = math.inf  # the largest starting sigma the model's arithmetic takes
+    _sigma_max: ClassVar[float] = math.inf  # the largest starting sigma the model's arithmetic takes,
+    _sigma_max_why: ClassVar[str] = ""      # and why (for the error)
 
     @property
     def _extra_prior(self) -> NDArray[np.float64]:
@@ -362,7 +363,7 @@ class Model(Hyperparameters, ABC):
             )
         if rating.sigma > self._sigma_max:
             raise ValueError(f"'ratings[{name!r}]' has sigma={rating.sigma!r}; {type(self).__name__} accepts sigma from "
-                             f"0 to {self._sigma_max:g} (its square must stay a finite float).")
+                             f"0 to {self._sigma_max:g} ({self._sigma_max_why}).")
         return rating
 
     # -- public single-match methods -------------------------------------------------------------

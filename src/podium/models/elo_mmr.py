@@ -16,13 +16,14 @@ from ..data.matches import Matches
 from ..data.rating import Rating
 from ..kernels.common import History, State, state_rows
 from ..kernels.elo_mmr import TANH_MULTIPLIER, extra_prior, match_log_likelihoods, pair_predictions, replay_elo_mmr
-from ..ordering import log_win_probabilities
+from ..ordering import CHAIN_SCALE_SPAN, log_win_probabilities
 from .base import Model
 from .context import ByContext
 
 __all__ = ["EloMMR"]
 
 _VARIANTS = ("mmr", "mmr-fast")
+_SIGMA_MAX = 1e30  # performance scales hypot(sigma, sigma_perf) then stay well within the logistic chain's span
 _ALL = 2 ** 62  # "every term": the exact variant's subsample
 
 
@@ -145,6 +146,8 @@ class EloMMR(Model):
     advantage: float | ByContext
     newcomer: float
 
+    _sigma_max = _SIGMA_MAX
+    _sigma_max_why = f"the logistic ordering chain takes scales within {CHAIN_SCALE_SPAN:g} of each other"
     _fit_space = {"weight_limit": "positive", "sig_limit": "positive", "sigma": "positive", "advantage": "real",
                   "newcomer": "real"}
     _fit_default = ("weight_limit", "sig_limit", "advantage", "newcomer")
@@ -165,6 +168,9 @@ class EloMMR(Model):
                           subsample_size=(subsample_size, None), subsample_bucket=(subsample_bucket, None),
                           history=(history, None), advantage=(advantage, "advantage"),
                           newcomer=(newcomer, "finite"))
+        if sigma > _SIGMA_MAX:
+            raise ValueError(f"The 'sigma' parameter of EloMMR must be at most {_SIGMA_MAX:g} ({self._sigma_max_why}). "
+                             f"Got {sigma!r} instead.")
         if not isinstance(split_ties, bool):
             raise ValueError(f"The 'split_ties' parameter of EloMMR must be a bool. Got {split_ties!r:.80} instead.")
         self._noob_delay = self._delays(noob_delay)

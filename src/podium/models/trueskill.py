@@ -251,7 +251,8 @@ class TrueSkill(GaussianMargins, Model):
             return float(self.sigma) / 100.0
         return self._fit_value(name)
 
-    _sigma_max = SIGMA_MAX  # (its square must stay a finite float)
+    _sigma_max = SIGMA_MAX
+    _sigma_max_why = "its square must stay a finite float"
 
     def __init__(
         self, *, mu: float = 25.0, sigma: float = 25.0 / 3.0, beta: float = 25.0 / 6.0, tau: float = 25.0 / 300.0,
