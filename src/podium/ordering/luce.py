@@ -123,8 +123,9 @@ def censored_block(
         Choice values of the group's members.
     log_rest : float
         ``log sum_{j in rest} exp(v_j)``; ``-inf`` when nothing is left (then the probability is 1).
-    grad : float64[g]
-        Receives ``d log P / d v_i`` for the members.  For a rest member ``j`` the derivative is
+    grad : float64[g] or float64[0]
+        Receives ``d log P / d v_i`` for the members; an empty array skips the gradient (two thirds of the work:
+        the win probabilities need only the value).  For a rest member ``j`` the derivative is
         ``-exp(v_j - log_rest) * sum(grad)`` (the probability is invariant to a common shift).
 
     Notes
@@ -135,9 +136,11 @@ def censored_block(
     ``y = log(g + 1) + 1``; the trapezoid grid spans the region within ``_DROP`` of the peak, starting from a
     quarter of the peak's width and halving the step until the integral changes by less than 1e-14.
     """
+    want_grad = len(grad) >= g
     if log_rest == -np.inf:
-        for i in range(g):
-            grad[i] = 0.0
+        if want_grad:
+            for i in range(g):
+                grad[i] = 0.0
         return 0.0
     la = np.empty(g)
     for i in range(g):
@@ -192,6 +195,8 @@ def censored_block(
         if done:
             break
     log_total = log_integral - math.log(h)
+    if not want_grad:
+        return log_total + math.log(h)
     # Each node's weight once (O(g nodes), not O(g^2 nodes): a tied group of hundreds is a real round's).
     weight = np.empty(nodes)
     for k in range(nodes):
@@ -425,11 +430,11 @@ def plackett_luce_log_win(s: NDArray[np.float64], n: int, order: int, out: NDArr
             out[i] = s[i] - total
         return
     others = np.empty(n - 1)
-    scratch = np.empty(n - 1)
+    no_gradient = np.empty(0)
     for i in range(n):
         k = 0
         for j in range(n):
             if j != i:
                 others[k] = -s[j]
                 k += 1
-        out[i] = censored_block(others, n - 1, -s[i], scratch)
+        out[i] = censored_block(others, n - 1, -s[i], no_gradient)
