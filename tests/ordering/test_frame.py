@@ -109,3 +109,26 @@ def test_the_elimination_order_with_scales() -> None:
         log_win_probabilities(loc, density="gaussian", order="elimination")
     with pytest.raises(ValueError, match="'order' must be 'victory' or 'elimination'. Got 'last'"):
         log_win_probabilities(loc, order="last")
+
+
+@pytest.mark.parametrize("density, shape", DENSITIES)
+@pytest.mark.parametrize("ahead", [1e3, 1e9, 1e15, 2.0 ** 52])  # (ahead + 1 exact)
+def test_fields_far_apart_keep_each_cluster_s_digits(density: str, shape: float, ahead: float) -> None:
+    # two pairs `ahead` scales apart: the top pair takes places 0-1 and the win as on its own; on one lattice a top
+    # pair 1e15 ahead lost 6e-4 of its probabilities (and at 1e17 its log P came out positive)
+    m = np.array([0.5, ahead, 0.0, ahead + 1.0])
+    top, bottom = m[[1, 3]], m[[0, 2]]
+    pair_win = log_win_probabilities(top - ahead, density=density, shape=shape)
+    win = log_win_probabilities(m, density=density, scale=np.ones(4), shape=shape)
+    # (a pair's win comes from its chain, the field's from the lattice: each within 1e-10)
+    np.testing.assert_allclose(win[[1, 3]], pair_win, rtol=1e-9, atol=1e-9)
+    assert np.all(win[[0, 2]] < -700.0)
+    if density == "gaussian":  # the pair's closed form: Phi(1 / sqrt 2)
+        assert math.exp(pair_win[1]) == pytest.approx(0.5 * (1.0 + math.erf(0.5)), rel=1e-12)
+    if density == "skew_normal":
+        return
+    places = rank_probabilities(m, density=density, shape=shape)
+    expected = np.zeros((4, 4))
+    expected[np.ix_([1, 3], [0, 1])] = rank_probabilities(top - ahead, density=density, shape=shape)
+    expected[np.ix_([0, 2], [2, 3])] = rank_probabilities(bottom, density=density, shape=shape)
+    np.testing.assert_allclose(places, expected, atol=1e-11)
