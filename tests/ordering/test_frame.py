@@ -132,3 +132,28 @@ def test_fields_far_apart_keep_each_cluster_s_digits(density: str, shape: float,
     expected[np.ix_([1, 3], [0, 1])] = rank_probabilities(top - ahead, density=density, shape=shape)
     expected[np.ix_([0, 2], [2, 3])] = rank_probabilities(bottom, density=density, shape=shape)
     np.testing.assert_allclose(places, expected, atol=1e-11)
+
+
+@pytest.mark.parametrize("density, shape", DENSITIES)
+@pytest.mark.parametrize("behind", [1e12, 1e16, 1e18, 1e100])
+def test_a_far_favourite_winning_is_certain(density: str, shape: float, behind: float) -> None:
+    # log(1 - P(upset)), P(upset) below exp(-1e20): 0 in floats (it was +0.02 at 1e16 and -1e300 at 1e18, Gumbel)
+    assert log_order([0.0, -behind], density=density, shape=shape) == pytest.approx(0.0, abs=1e-15)
+
+
+def test_an_upset_across_clusters_takes_its_closed_form() -> None:
+    # Gumbel performances: the difference is logistic, log P(b above a) = log sigmoid(-1e16) = -1e16 (McFadden 1974)
+    assert log_order([0.0, -1e16], rank=[1, 0], density="gumbel") == pytest.approx(-1e16, rel=1e-12)
+    # Gaussian: log Phi(-1e16 / sqrt 2) = -1e32 / 4 - log(1e16 / sqrt 2 * sqrt(2 pi)) to leading order
+    assert log_order([0.0, -1e16], rank=[1, 0]) == pytest.approx(-2.5e31, rel=1e-12)
+
+
+@pytest.mark.parametrize("density, shape", DENSITIES)
+def test_far_clusters_in_order_are_each_their_own_race(density: str, shape: float) -> None:
+    m = np.array([0.5, 1e16, 0.0, 1e16 + 2.0])  # (1e16 + 2 exact)
+    value, gl, gs = log_order(m, np.ones(4), [3, 1, None, 0], density=density, shape=shape, gradient=True)
+    top, top_gl, top_gs = log_order([0.0, 2.0], [1.0, 1.0], [1, 0], density=density, shape=shape, gradient=True)
+    low, low_gl, low_gs = log_order([0.5, 0.0], [1.0, 1.0], [0, None], density=density, shape=shape, gradient=True)
+    assert value == pytest.approx(top + low, rel=1e-12)
+    np.testing.assert_allclose(gl[[1, 3, 0, 2]], np.concatenate([top_gl, low_gl]), rtol=1e-10, atol=1e-14)
+    np.testing.assert_allclose(gs[[1, 3, 0, 2]], np.concatenate([top_gs, low_gs]), rtol=1e-10, atol=1e-14)

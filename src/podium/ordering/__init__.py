@@ -31,13 +31,14 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .densities import DENSITIES, GAUSSIAN, GUMBEL, LOGISTIC, SKEW_NORMAL
+from .frame import CHAIN_SCALE_SPAN
 from .luce import ELIMINATION, VICTORY, plackett_luce_log_win
 from .numerics import first_invalid
-from .outcome import CHAIN_SCALE_SPAN, log_outcome, log_win, log_win_pair, place_probabilities, rank_groups, tie_member, tie_turn
+from .outcome import log_outcome, log_win, log_win_pair, place_probabilities, rank_groups, tie_member, tie_turn
 
 # the validating functions, and what the kernels call: log_outcome with its density codes, pair and rank helpers
-__all__ = ["CHAIN_SCALE_SPAN", "DENSITIES", "GAUSSIAN", "GUMBEL", "LOGISTIC", "SKEW_NORMAL", "density_code", "log_order", "log_outcome",
-           "log_win_pair", "log_win_probabilities", "rank_groups", "rank_probabilities", "tie_member", "tie_turn"]
+__all__ = ["CHAIN_SCALE_SPAN", "DENSITIES", "GAUSSIAN", "GUMBEL", "LOGISTIC", "SKEW_NORMAL", "density_code", "log_order",
+           "log_outcome", "log_win_pair", "log_win_probabilities", "rank_groups", "rank_probabilities", "tie_member", "tie_turn"]
 
 
 # -- the public, validating layer -------------------------------------------------------------------------------

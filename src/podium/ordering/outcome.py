@@ -17,6 +17,7 @@ from numpy.typing import NDArray
 
 from .chain import order_log_prob
 from .densities import GAUSSIAN, GUMBEL, LOGISTIC, SKEW_NORMAL, logcdf, logpdf, logsf, shape_info
+from .frame import CHAIN_SCALE_SPAN, clusters, clusters_in_order, framed, unit_frame
 from .lattice import build_lattice, cumulate, node_weights
 from .numerics import jit, log_ndtr, logaddexp
 
@@ -123,53 +124,6 @@ def _permute(members: NDArray[np.int64], a: int, k: int, code: int, source: NDAr
         left -= 1
 
 
-# The chain (:func:`log_outcome` for densities other than the Gaussian) takes scales within this factor of each
-# other: its mode search and windows overflow beyond about 1e50 (measured: logistic and Gumbel races of a scale 1e60
-# or 1e70 times the others' took seconds and returned -1e5 or raised).  The prior lattice (:func:`log_win`,
-# :func:`place_probabilities`) and the Gaussian chain take any scales.
-CHAIN_SCALE_SPAN = 1e40
-
-
-@jit
-def unit_frame(loc: NDArray[np.float64], scale: NDArray[np.float64]
-               ) -> tuple[NDArray[np.float64], NDArray[np.float64], float]:
-    """The same performances in the frame where the grids lose no digits: ``((loc - c) / k, scale / k, k)``.
-
-    Every ordering probability is unchanged by a common shift of the locations and by a common positive factor on
-    locations, scales and draw margin, so the frame changes no result.  ``c`` is one competitor's own location (the
-    median's), whose difference from every location near it is exact (Sterbenz); ``k`` the power of two nearest the
-    geometric mean of the smallest and largest scales, exact to divide by, so that densities of scales 1e300 apart
-    stay finite (the narrower's density, squared, overflowed at 1e154 from the wider's).  Without it the lattice's nodes ``x = lo + t h`` were rounded to the spacing
-    of the locations' floats: races at 1e6 with scales 1e-6 lost 5e-7 of ``log P``, fields at 1e20 with unit scales
-    gave every win probability as 0, and scales of 2^300 lost 1e-3 (squares near overflow).
-    """
-    n = len(loc)
-    ref = loc[np.argsort(loc)[n // 2]] if n else 0.0
-    low = np.inf
-    top = 0.0
-    for i in range(n):
-        low = min(low, scale[i])
-        top = max(top, scale[i])
-    k = 2.0 ** round(0.5 * (math.log2(low) + math.log2(top))) if 0.0 < low and top < np.inf else 1.0
-    return (loc - ref) / k, scale / k, k
-
-
-@jit
-def framed(loc: NDArray[np.float64], scale: NDArray[np.float64]) -> bool:
-    """Whether the performances are in a frame where the grids lose no digits already: every location within 2^16
-    of the smallest scale from 0 (a node then errs by 2^-36 of its spacing at most) and the scales within 2^100 of 1
-    and of each other.  Then :func:`unit_frame` would change only rounding, and is skipped (it cost a two-player
-    race 0.5 of its 0.8 us)."""
-    low = np.inf
-    top = 0.0
-    far = 0.0
-    for i in range(len(loc)):
-        low = min(low, scale[i])
-        top = max(top, scale[i])
-        far = max(far, abs(loc[i]))
-    return far <= 65536.0 * low and 2.0 ** -100 <= low and top <= 2.0 ** 100 and top <= 2.0 ** 100 * low
-
-
 @jit
 def log_outcome(
     loc: NDArray[np.float64], scale: NDArray[np.float64], kind: int, shape: float,
@@ -180,6 +134,37 @@ def log_outcome(
     ``grad_scale``), computed in the :func:`unit_frame` of the performances by :func:`_log_outcome`."""
     if framed(loc, scale):
         return _log_outcome(loc, scale, kind, shape, rank, size, margin, want_grad, grad_loc, grad_scale, precision)
+    unit_loc, unit_scale, _ = unit_frame(loc, scale)
+    cluster, count = clusters(unit_loc, unit_scale, kind, shape)
+    if count == 1 or not clusters_in_order(rank, cluster, count):
+        return _in_frame(loc, scale, kind, shape, rank, size, margin, want_grad, grad_loc, grad_scale, precision)
+    # Clusters far apart finishing in their order: log P is the sum of each cluster's own (a passing between
+    # clusters is beyond the windows' reach, as on one lattice), each in its own frame from the given locations.
+    # On one frame a favourite 1e16 scales ahead got log P = +0.02 (Gumbel) and at 1e18 -1e300.
+    total = 0.0
+    for c in range(count):
+        members = np.flatnonzero(cluster == c)
+        g = len(members)
+        if g == 1:
+            continue
+        sub_gl = np.zeros(g)
+        sub_gs = np.zeros(g)
+        total += _in_frame(loc[members], scale[members], kind, shape, rank[members], size[members], margin,
+                           want_grad, sub_gl, sub_gs, precision)
+        if want_grad:
+            for a in range(g):
+                grad_loc[members[a]] += sub_gl[a]
+                grad_scale[members[a]] += sub_gs[a]
+    return total
+
+
+@jit
+def _in_frame(
+    loc: NDArray[np.float64], scale: NDArray[np.float64], kind: int, shape: float,
+    rank: NDArray[np.int64], size: NDArray[np.float64], margin: float,
+    want_grad: bool, grad_loc: NDArray[np.float64], grad_scale: NDArray[np.float64], precision: float,
+) -> float:
+    """:func:`_log_outcome` in the performances' :func:`unit_frame`, its gradient taken back to the given units."""
     unit_loc, unit_scale, k = unit_frame(loc, scale)
     if not want_grad:
         return _log_outcome(unit_loc, unit_scale, kind, shape, rank, size, margin / k, False, grad_loc, grad_scale,
@@ -404,29 +389,6 @@ def _log_cdf_on_lattice(kind: int, shape: float, m: float, s: float, x: NDArray[
 
 
 @jit
-def _clusters(loc: NDArray[np.float64], scale: NDArray[np.float64], kind: int, shape: float
-              ) -> tuple[NDArray[np.int64], int]:
-    """Each competitor's cluster (0 the lowest) and their count: the union of the windows of :func:`_prior_lattice`
-    as disjoint intervals.  Where two clusters meet the lattice holds no nodes, so a competitor's performance is
-    taken as never passing into another cluster either way; apart, each keeps its own digits."""
-    n = len(loc)
-    _, _, below, above, _ = shape_info(kind, shape)
-    lo = loc - below * scale
-    order = np.argsort(lo)
-    cluster = np.empty(n, dtype=np.int64)
-    count = 0
-    reach = -np.inf
-    for t in range(n):
-        i = order[t]
-        if t == 0 or lo[i] > reach:
-            count += 1
-            reach = -np.inf
-        cluster[i] = count - 1
-        reach = max(reach, loc[i] + above * scale[i])
-    return cluster, count
-
-
-@jit
 def place_probabilities(loc: NDArray[np.float64], scale: NDArray[np.float64], kind: int, shape: float,
                         out: NDArray[np.float64], precision: float) -> None:
     """``out[i, k] = P(competitor i finishes in place k)`` (place 0 is best) for independent performances.
@@ -436,14 +398,14 @@ def place_probabilities(loc: NDArray[np.float64], scale: NDArray[np.float64], ki
     and with ``i`` removed by dividing its factor out in the stable direction; the outer integral uses the
     weights of :func:`podium.ordering.lattice.node_weights` on the lattice of :func:`_prior_lattice` (the trapezoid
     rule with end corrections on every run of equal spacing).  Rows and columns sum to 1 up to that accuracy.
-    Computed in the performances' :func:`unit_frame`, each cluster of :func:`_clusters` on its own (competitors
-    whose windows lie wholly above another's take the places above it).
+    Computed in the performances' :func:`unit_frame`, each cluster of :func:`podium.ordering.frame.clusters` on its
+    own (competitors whose windows lie wholly above another's take the places above it).
     """
     n = len(loc)
     frame_loc, frame_scale = loc, scale
     if not framed(loc, scale):
         frame_loc, frame_scale, _ = unit_frame(loc, scale)
-    cluster, count = _clusters(frame_loc, frame_scale, kind, shape)
+    cluster, count = clusters(frame_loc, frame_scale, kind, shape)
     if count == 1:
         _place_lattice(frame_loc, frame_scale, kind, shape, out, precision)
         return
@@ -515,16 +477,17 @@ def log_win(loc: NDArray[np.float64], scale: NDArray[np.float64], kind: int, sha
             out: NDArray[np.float64], precision: float) -> None:
     """``out[i] = log P(competitor i performs best)`` = ``log int f_i(x) prod_{j != i} F_j(x) dx``, in log
     space on the lattice of :func:`_prior_lattice` (:func:`podium.ordering.lattice.cumulate`'s last value), in the
-    performances' :func:`unit_frame`.  Competitors whose windows lie wholly above every other's (:func:`_clusters`)
-    are integrated apart, in their own frame: on one lattice a field 1e15 scales ahead lost 6e-4 of its winner's
-    probability (its nodes rounded to the spacing of its location's floats) and at 1e17 gave it log P = 1.9.  The
-    others' values, from the one lattice, are then probabilities that underflow, and only bounds in log space.
+    performances' :func:`unit_frame`.  Competitors whose windows lie wholly above every other's
+    (:func:`podium.ordering.frame.clusters`) are integrated apart, in their own frame: on one lattice a field 1e15
+    scales ahead lost 6e-4 of its winner's probability (its nodes rounded to the spacing of its location's floats)
+    and at 1e17 gave it log P = 1.9.  The others' values, from the one lattice, are then probabilities that
+    underflow, and only bounds in log space.
     """
     frame_loc, frame_scale = loc, scale
     if not framed(loc, scale):
         frame_loc, frame_scale, _ = unit_frame(loc, scale)
     _log_win_lattice(frame_loc, frame_scale, kind, shape, out, precision)
-    cluster, count = _clusters(frame_loc, frame_scale, kind, shape)
+    cluster, count = clusters(frame_loc, frame_scale, kind, shape)
     if count == 1:
         return
     top = np.flatnonzero(cluster == count - 1)
