@@ -9,6 +9,8 @@ is above the other with probability 1/2).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -46,3 +48,17 @@ def test_elo_mmr_bounds_sigma_by_name_and_takes_the_limit_at_the_bound() -> None
     # the wide one first with probability 1/2; otherwise the other two's own pair prediction
     pair = model.win_probabilities([["b"], ["c"]], {"b": wide["b"], "c": Rating(1700.0, 350.0)})
     np.testing.assert_allclose(three, [0.5, 0.5 * pair[0], 0.5 * pair[1]], rtol=1e-8)
+
+
+def test_trueskill_exact_rates_a_field_far_from_the_origin_as_at_it() -> None:
+    # the exact moments were taken on a grid at the teams' means: three equal players at 1e20 raised ZeroDivisionError
+    model = podium.TrueSkill(update="exact")
+    match = podium.Match([["a"], ["b"], ["c"]], ranks=[0, 1, None])
+    uneven = {"a": (1.0, 3.0), "b": (0.0, 4.0), "c": (-2.0, 2.0)}
+    equal = {"a": (0.0, 1.0), "b": (0.0, 1.0), "c": (0.0, 1.0)}
+    for field, offset in ((uneven, 2.0 ** 30), (equal, 1e20)):  # (offset + the uneven means exact at 2^30)
+        at_origin = model.rate(match, {k: Rating(m, s) for k, (m, s) in field.items()})
+        far = model.rate(match, {k: Rating(offset + m, s) for k, (m, s) in field.items()})
+        for name, rating in far.items():
+            assert rating.mu == pytest.approx(offset + at_origin[name].mu, rel=0.0, abs=4.0 * math.ulp(offset))
+            assert rating.sigma == pytest.approx(at_origin[name].sigma, rel=1e-9)

@@ -325,9 +325,13 @@ def exact_messages(tm: NDArray[np.float64], tv: NDArray[np.float64], rank: NDArr
     exact posterior's mean and variance of its skill (Gaussian conditioning through the team sum).  The
     posterior of a performance under an ordering likelihood is never wider than its prior (the likelihood is
     log-concave: Prekopa's theorem, and Brascamp-Lieb), so ``pi >= 0`` up to rounding, which is clipped.
-    Returns False when the moments failed their self-check: the messages are then zero (the prior kept)."""
+    Returns False when the moments failed their self-check: the messages are then zero (the prior kept).
+    ``post_mean`` receives the posterior means less ``tm[0]``."""
     n = len(tm)
-    loc = tm.copy()
+    # The moments move with a common shift of the means: taken about one team's mean, whose differences from the
+    # others are exact nearby (a field of three at 1e20 raised ZeroDivisionError on the grid's rounded nodes).
+    ref = tm[0]
+    loc = tm - ref
     scale = np.empty(n)
     for t in range(n):
         scale[t] = math.sqrt(tv[t])
@@ -342,7 +346,7 @@ def exact_messages(tm: NDArray[np.float64], tv: NDArray[np.float64], rank: NDArr
         p = max(1.0 / v - 1.0 / tv[t], 0.0)
         pi[t] = p
         # tau - pi tm = (m' - tm)(1 + pi tv) / tv: the mean's move exact even where pi was clipped
-        tau_msg[t] = p * tm[t] + (post_mean[t] - tm[t]) * (1.0 + p * tv[t]) / tv[t]
+        tau_msg[t] = p * tm[t] + (post_mean[t] - loc[t]) * (1.0 + p * tv[t]) / tv[t]
     return ok
 
 
