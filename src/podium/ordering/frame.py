@@ -17,7 +17,7 @@ from numpy.typing import NDArray
 from .densities import shape_info
 from .numerics import jit
 
-__all__ = ["CHAIN_SCALE_SPAN", "clusters", "clusters_in_order", "framed", "unit_frame"]
+__all__ = ["CHAIN_SCALE_SPAN", "clusters", "clusters_in_order", "framed", "prior_windows", "unit_frame"]
 
 
 # The chain (podium.ordering.outcome.log_outcome) of densities other than the Gaussian takes scales within this factor
@@ -90,15 +90,22 @@ def clusters_in_order(rank: NDArray[np.int64], cluster: NDArray[np.int64], count
 
 
 @jit
+def prior_windows(loc: NDArray[np.float64], scale: NDArray[np.float64], kind: int, shape: float
+                  ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Each competitor's window over its whole mass, ``loc - below * scale`` to ``loc + above * scale`` (the
+    density's reaches, :func:`podium.ordering.densities.shape_info`): where the prior lattice lays its nodes."""
+    _, _, below, above, _ = shape_info(kind, shape)
+    return loc - below * scale, loc + above * scale
+
+
+@jit
 def clusters(loc: NDArray[np.float64], scale: NDArray[np.float64], kind: int, shape: float
              ) -> tuple[NDArray[np.int64], int]:
-    """Each competitor's cluster (0 the lowest) and their count: the union of the prior windows (location minus and
-    plus the density's reaches, as :func:`podium.ordering.outcome._prior_lattice` lays them) as disjoint intervals.
-    Between two clusters the lattice holds no nodes, so a competitor's performance is taken as never passing into
-    another cluster either way; apart, each keeps its own digits."""
+    """Each competitor's cluster (0 the lowest) and their count: the union of the :func:`prior_windows` as disjoint
+    intervals.  Between two clusters the lattice holds no nodes, so a competitor's performance is taken as never
+    passing into another cluster either way; apart, each keeps its own digits."""
     n = len(loc)
-    _, _, below, above, _ = shape_info(kind, shape)
-    lo = loc - below * scale
+    lo, hi = prior_windows(loc, scale, kind, shape)
     order = np.argsort(lo)
     cluster = np.empty(n, dtype=np.int64)
     count = 0
@@ -109,5 +116,5 @@ def clusters(loc: NDArray[np.float64], scale: NDArray[np.float64], kind: int, sh
             count += 1
             reach = -np.inf
         cluster[i] = count - 1
-        reach = max(reach, loc[i] + above * scale[i])
+        reach = max(reach, hi[i])
     return cluster, count

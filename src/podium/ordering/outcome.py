@@ -17,7 +17,7 @@ from numpy.typing import NDArray
 
 from .chain import order_log_prob
 from .densities import GAUSSIAN, GUMBEL, LOGISTIC, SKEW_NORMAL, logcdf, logpdf, logsf, shape_info
-from .frame import CHAIN_SCALE_SPAN, clusters, clusters_in_order, framed, unit_frame
+from .frame import CHAIN_SCALE_SPAN, clusters, clusters_in_order, framed, prior_windows, unit_frame
 from .lattice import build_lattice, cumulate, node_weights
 from .numerics import jit, log_ndtr, logaddexp
 
@@ -332,14 +332,11 @@ def _prior_lattice(loc: NDArray[np.float64], scale: NDArray[np.float64], kind: i
     width over the competitors within one width of it (a crowded field makes the count of competitors
     above ``x`` change fast), divided by ``precision``."""
     n = len(loc)
-    mean, sd, below, above, sharp = shape_info(kind, shape)
-    lo = np.empty(n)
-    hi = np.empty(n)
+    mean, sd, _, _, sharp = shape_info(kind, shape)
+    lo, hi = prior_windows(loc, scale, kind, shape)
     step = np.empty(n)
     for i in range(n):
         c = loc[i] + mean * scale[i]
-        lo[i] = loc[i] - below * scale[i]
-        hi[i] = loc[i] + above * scale[i]
         wide = 0
         near = 0
         for j in range(n):
