@@ -7,6 +7,7 @@ from datetime import datetime
 from hypothesis import strategies as st
 
 from podium import Match
+from podium.data.match import MAX_TIME, MIN_WEIGHT
 
 PLAYER_IDS = st.text(min_size=1, max_size=4)
 
@@ -26,9 +27,9 @@ def a_match(draw, ids=PLAYER_IDS, time_kind: str = "none", pool: list[str] | Non
     ranks = draw(st.lists(st.none() | st.integers(0, n - 1), min_size=n, max_size=n))
     weights = None
     if draw(st.booleans()):
-        weights = [draw(st.lists(st.floats(0, 1, exclude_min=True), min_size=s, max_size=s)) for s in sizes]
+        weights = [draw(st.lists(st.floats(MIN_WEIGHT, 1), min_size=s, max_size=s)) for s in sizes]
     if time_kind == "number":
-        time = draw(st.none() | st.integers(-10**12, 10**12) | st.floats(allow_nan=False, allow_infinity=False))
+        time = draw(st.none() | st.integers(-10**12, 10**12) | st.floats(-MAX_TIME, MAX_TIME, exclude_min=True, exclude_max=True))
     elif time_kind == "date":
         time = draw(st.none() | st.dates().map(lambda d: d.isoformat()))
     elif time_kind == "datetime":

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 import podium
 from podium import Match, MatchError, Rating
+from podium.data.match import MIN_WEIGHT
 
 NAN, INF = math.nan, math.inf
 
@@ -119,8 +120,10 @@ BAD_MATCHES = [
     ("rank negative", dict(teams=T3, ranks=[0, 1, -1]), "'ranks[2]'", "-1"),
     ("rank str", dict(teams=T3, ranks=["0", 1, 2]), "'ranks[0]'", "'0'"),
     ("ranks a str", dict(teams=[["a"], ["b"]], ranks="01"), "'ranks'", "'01'"),
-    # a weight outside (0, 1]
+    # a weight outside [1e-6, 1]
     ("weight zero", dict(teams=[["a"], ["b"]], weights=[[0], [1]]), "'weights[0][0]'", "0"),
+    ("weight subnormal", dict(teams=[["a"], ["b"]], weights=[[5e-324], [1]]), "'weights[0][0]'", "5e-324"),
+    ("weight below the least", dict(teams=[["a"], ["b"]], weights=[[1], [9.99e-7]]), "'weights[1][0]'", "9.99e-07"),
     ("weight negative", dict(teams=[["a"], ["b"]], weights=[[1], [-0.5]]), "'weights[1][0]'", "-0.5"),
     ("weight above one", dict(teams=[["a", "b"], ["c"]], weights=[[1, 1.5], [1]]), "'weights[0][1]'", "1.5"),
     ("weight nan", dict(teams=[["a"], ["b"]], weights=[[NAN], [1]]), "'weights[0][0]'", "nan"),
@@ -190,7 +193,7 @@ def test_valid_matches_keep_what_they_were_given(sizes, data):
         teams.append(players[k:k + s])
         k += s
     ranks = data.draw(st.lists(st.none() | st.integers(0, n), min_size=n, max_size=n))
-    weights = [data.draw(st.lists(st.floats(0, 1, exclude_min=True), min_size=s, max_size=s)) for s in sizes]
+    weights = [data.draw(st.lists(st.floats(MIN_WEIGHT, 1), min_size=s, max_size=s)) for s in sizes]
     m = Match(teams, ranks, weights)
     assert m.teams == tuple(tuple(t) for t in teams)
     assert m.ranks == tuple(ranks)

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 import podium
 from podium import Match, MatchError, Matches
+from podium.data.match import MAX_VALUE
 
 from ..strategies import a_match
 
@@ -26,7 +27,7 @@ OLD_HEADER = "match,team,player,rank,weight,time"
 
 # ids the CSV long form keeps as they are (non-empty, no surrounding whitespace, no carriage return)
 CSV_ID = st.text(min_size=1, max_size=5).filter(lambda s: s == s.strip() and "\r" not in s)
-SCORE = st.none() | st.integers(-1000, 1000) | st.floats(allow_nan=False, allow_infinity=False)
+SCORE = st.none() | st.integers(-1000, 1000) | st.floats(-MAX_VALUE, MAX_VALUE)
 GRADED = st.integers(-3, 3) | st.floats(-1e6, 1e6)  # a graded advantage (booleans: home or not)
 MATCH_WEIGHT = st.sampled_from([1.0, 2.0, 0.5]) | st.floats(1e-6, 1e6)
 
@@ -467,7 +468,7 @@ def test_bad_csv_values_name_the_field_line_and_value(rows: str, line: int, word
 def test_scanning_a_bad_csv_names_the_field(tmp_path: Path) -> None:
     path = tmp_path / "bad.csv"
     path.write_text(CSV_HEAD + GOOD_ROWS + "m2,0,a,0,,,lots,,,\nm2,1,b,1,,,0,,,\n", encoding="utf-8")
-    with pytest.raises(MatchError, match="'score' must be a finite number or empty.*'lots'"):
+    with pytest.raises(MatchError, match="'score' must be a number of magnitude at most 1e\\+15 or empty.*'lots'"):
         list(podium.scan_matches(path, batch_size=1))
 
 

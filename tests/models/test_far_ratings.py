@@ -38,9 +38,9 @@ def test_a_far_field_predicts_what_the_same_field_at_the_origin_does(model: podi
 
 def test_elo_mmr_bounds_sigma_by_name_and_takes_the_limit_at_the_bound() -> None:
     model = podium.EloMMR()
-    with pytest.raises(ValueError, match=r"'ratings\['a'\]' has sigma=1e\+31; EloMMR accepts sigma from 0 to 1e\+30"):
+    with pytest.raises(ValueError, match=r"'ratings\['a'\]' has sigma=1e\+31; EloMMR accepts sigma from 1e-30 to 1e\+30"):
         model.win_probabilities([["a"], ["b"]], {"a": Rating(10.0, 1e31)})
-    with pytest.raises(ValueError, match="The 'sigma' parameter of EloMMR must be at most 1e\\+30"):
+    with pytest.raises(ValueError, match="The 'sigma' parameter of EloMMR must be from 1e-30 to 1e\\+30"):
         podium.EloMMR(sigma=1e31)
     wide = {"a": Rating(1510.0, 1e30), "b": Rating(1500.0, 350.0)}
     np.testing.assert_allclose(model.win_probabilities([["a"], ["b"]], wide), [0.5, 0.5], rtol=1e-9)

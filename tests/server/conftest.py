@@ -51,10 +51,39 @@ def pg_schema_url(schema: str) -> str:
     return f"{PG_URL}{sep}options={quote(f'-csearch_path={schema}')}"
 
 
-def make_db(kind: str, tmp_path: Path) -> Iterator[str]:
-    """A fresh, empty database of ``kind`` ("sqlite" or "postgresql"); yields its URL, then drops it."""
+def check_replayable(url: str) -> None:
+    """Every league in the database at ``url`` replays from its approved log to exactly its stored ratings and
+    history (``podium league rebuild --check``): whatever a test did through the server, its leagues' logs
+    stay replayable."""
+    from sqlalchemy import inspect, select
+
+    from podium.server.db import leagues, make_engine
+    from podium.server.replay import rebuild
+    from podium.server.settings import database_url
+
+    engine = make_engine(database_url(url))
+    try:
+        if not inspect(engine).has_table("leagues"):
+            return
+        with engine.connect() as conn:
+            names = conn.execute(select(leagues.c.name)).scalars().all()
+        for name in names:
+            _, differences = rebuild(engine, name, write=False)
+            assert not differences, f"league {name!r}: the stored ratings differ from its log's replay: {differences[:3]}"
+    finally:
+        engine.dispose()
+
+
+def make_db(kind: str, tmp_path: Path, replayable: bool = False) -> Iterator[str]:
+    """A fresh, empty database of ``kind`` ("sqlite" or "postgresql"); yields its URL, then drops it.
+
+    With ``replayable``, every league the test left in it must replay to its stored ratings first
+    (:func:`check_replayable`)."""
     if kind == "sqlite":
-        yield str(tmp_path / "league.db")
+        url = str(tmp_path / "league.db")
+        yield url
+        if replayable and (tmp_path / "league.db").exists():
+            check_replayable(url)
         return
     reason = _pg_available()
     if reason:
@@ -66,6 +95,8 @@ def make_db(kind: str, tmp_path: Path) -> Iterator[str]:
         conn.execute(f'CREATE SCHEMA "{schema}"')
     try:
         yield pg_schema_url(schema)
+        if replayable:
+            check_replayable(pg_schema_url(schema))
     finally:
         with psycopg.connect(PG_URL, autocommit=True) as conn:
             conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
@@ -73,8 +104,10 @@ def make_db(kind: str, tmp_path: Path) -> Iterator[str]:
 
 @pytest.fixture(params=["sqlite", "postgresql"])
 def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """Every test that takes ``db_url`` runs twice: on a SQLite file and on a PostgreSQL schema."""
-    yield from make_db(request.param, tmp_path)
+    """Every test that takes ``db_url`` runs twice: on a SQLite file and on a PostgreSQL schema.  Afterwards every
+    league it left must replay to its stored ratings, unless the test is marked ``stored_ratings_differ`` (it
+    changes stored ratings behind the server's back on purpose)."""
+    yield from make_db(request.param, tmp_path, replayable=request.node.get_closest_marker("stored_ratings_differ") is None)
 
 
 @pytest.fixture

@@ -43,7 +43,8 @@ from pathlib import Path
 from typing import IO, Any
 
 
-from .match import RECORD_KEYS, Match, MatchError, check_errors, format_time, plain_number, skipped_summary
+from .match import (MAX_MATCH_WEIGHT, MAX_TIME, MAX_VALUE, MIN_WEIGHT, RECORD_KEYS, Match, MatchError, check_errors,
+                    format_time, plain_number, skipped_summary)
 from .matches import Matches, Packer
 from .results import RESULT_COLUMNS
 
@@ -398,15 +399,17 @@ def _csv_row(row: list[str], header: list[str], col: dict[str, int], number: int
     try:
         weight = 1.0 if weight_text == "" else float(weight_text)
     except ValueError:
-        raise MatchError(f"{name}, line {number}: 'weight' must be a number in (0, 1] or empty. Got {weight_text!r}.") from None
+        raise MatchError(f"{name}, line {number}: 'weight' must be a number in [{MIN_WEIGHT:g}, 1] or empty. "
+                         f"Got {weight_text!r}.") from None
     time: Any = None
     if time_text:
         try:
             time = float(time_text)
         except ValueError:
             time = time_text
-        if isinstance(time, float) and not math.isfinite(time):
-            raise MatchError(f"{name}, line {number}: 'time' must be finite. Got {time_text!r}.")
+        if isinstance(time, float) and not abs(time) < MAX_TIME:
+            raise MatchError(f"{name}, line {number}: 'time' must be a number of magnitude below 2**63 or an "
+                             f"ISO-8601 date. Got {time_text!r}.")
     return match_id, team_id, player, rank, weight, time
 
 
@@ -445,13 +448,15 @@ def _csv_result(column: str, text: str, where: str) -> float | bool | None:
         return {"score": None, "advantage": 0.0, "match_weight": 1.0}[column]
     if column == "advantage" and text.lower() in ("true", "false"):
         return 1.0 if text.lower() == "true" else 0.0
-    must = {"score": "a finite number or empty (no score)", "advantage": "a finite number, true, false or empty (0)",
-            "match_weight": "a positive finite number or empty (1)"}[column]
+    must = {"score": f"a number of magnitude at most {MAX_VALUE:g} or empty (no score)",
+            "advantage": f"a number of magnitude at most {MAX_VALUE:g}, true, false or empty (0)",
+            "match_weight": f"a number from {1 / MAX_MATCH_WEIGHT:g} to {MAX_MATCH_WEIGHT:g} or empty (1)"}[column]
     try:
         value = float(text)
     except ValueError:
         raise MatchError(f"{where}: {column!r} must be {must}. Got {text!r}.") from None
-    if not math.isfinite(value) or (column == "match_weight" and value <= 0.0):
+    if (not abs(value) <= MAX_VALUE if column != "match_weight"
+            else not 1.0 / MAX_MATCH_WEIGHT <= value <= MAX_MATCH_WEIGHT):
         raise MatchError(f"{where}: {column!r} must be {must}. Got {text!r}.")
     return value
 

@@ -13,13 +13,29 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Match", "MatchError", "parse_time", "format_time", "plain_number", "RECORD_KEYS"]
+__all__ = ["Match", "MatchError", "parse_time", "format_time", "is_date_time", "MIN_WEIGHT", "MAX_MATCH_WEIGHT", "MAX_VALUE",
+           "MAX_TIME", "MAX_MU", "plain_number", "RECORD_KEYS"]
 
 #: The keys of a match record (podium's JSONL format and the league server's stored record).
 RECORD_KEYS = frozenset({"id", "time", "teams", "ranks", "weights", "meta", "scores", "higher_is_better", "advantage",
                          "weight"})
 
 Time = float | int | str | datetime | date | None
+
+# The limits of a record's numbers, within which every model's arithmetic stays finite (a rating of any model
+# stays a finite float for any match the record format accepts; docs/design.md, "What a match says").  Each is
+# far beyond real use: a partial-play weight below a millionth, a match counted a million times, a score or an
+# edge of 10^15, a time past a signed 64-bit count (nanoseconds since 1970 fit) say nothing a real match says.
+#: The least partial-play weight: weights lie in ``[MIN_WEIGHT, 1]``.
+MIN_WEIGHT = 1e-6
+#: A match's importance (``weight``) lies in ``[1 / MAX_MATCH_WEIGHT, MAX_MATCH_WEIGHT]``.
+MAX_MATCH_WEIGHT = 1e6
+#: The largest magnitude of a score or an advantage.
+MAX_VALUE = 1e15
+#: The largest magnitude of a numeric time (2^63).
+MAX_TIME = 2.0 ** 63
+#: The largest magnitude of a starting rating's ``mu`` a model takes: squares and differences of such are finite.
+MAX_MU = 1e150
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _SECONDS_PER_DAY = 86400.0
@@ -72,8 +88,9 @@ def parse_time(value: Time, field_name: str = "time") -> float:
         return math.nan
     if _is_real(value):
         number = _as_float(value)
-        if not math.isfinite(number):
-            raise MatchError(f"'{field_name}' must be a finite number, an ISO-8601 date or null. Got {value!r}.")
+        if not abs(number) < MAX_TIME:  # (NaN too)
+            raise MatchError(f"'{field_name}' must be a number of magnitude below 2**63, an ISO-8601 date or null. "
+                             f"Got {_show(value)}.")
         return number
     if isinstance(value, str):
         text = value.strip()
@@ -92,7 +109,8 @@ def parse_time(value: Time, field_name: str = "time") -> float:
     raise MatchError(f"'{field_name}' must be a number, an ISO-8601 date or null. Got {_show(value)}.")
 
 
-def _is_date(value: Time) -> bool:
+def is_date_time(value: Time) -> bool:
+    """Whether a match time is a date (an ISO-8601 string, ``datetime`` or ``date``) rather than a number."""
     return isinstance(value, (str, datetime, date))
 
 
@@ -122,13 +140,14 @@ class Match:
         below every finisher and unordered among the other non-finishers (censored, not drawn).
         Default: the order given, winner first.
     weights : sequence of sequences of float, optional
-        Partial play, shaped like ``teams``, each in ``(0, 1]``.  Default 1.
+        Partial play, shaped like ``teams``, each in ``[1e-6, 1]`` (:data:`MIN_WEIGHT`).  Default 1.
     time : number, ISO-8601 str, datetime or None
-        When the match was played.
+        When the match was played: a number in any unit, of magnitude below 2**63 (:data:`MAX_TIME`), or a date.
     id : str, optional
         The match's identifier.
     scores : sequence of float or None, optional
-        What each team scored (goals, points, games won, a race time), ``None`` for a team without one.  Without
+        What each team scored (goals, points, games won, a race time; magnitude at most 1e15, :data:`MAX_VALUE`),
+        ``None`` for a team without one.  Without
         ``ranks`` the ranks follow from them (better score ahead, equal scores drawn, ``None`` did not finish);
         with ``ranks`` a strictly better score may not rank strictly worse (a shoot-out may break a draw).  The
         models that read margins use them (``docs/design.md``, "What a result says").
@@ -136,10 +155,12 @@ class Match:
         Whether a higher score is better (False for race times); only with ``scores``.
     advantage : sequence of float or bool, optional
         Each team's structural edge: 1 (or True) for the home side, White, the higher seed; 0 for none; any
-        finite value for a graded edge.  A model adds its fitted ``advantage`` times this to the team's strength.
+        value of magnitude at most 1e15 (:data:`MAX_VALUE`) for a graded edge.  A model adds its fitted
+        ``advantage`` times this to the team's strength.
     weight : float, default 1
-        The match's importance: a positive number by which the models scale what they learn from it (the
-        step of the Elo family, the evidence of the Bayesian models).  Not partial play (that is ``weights``).
+        The match's importance, from 1e-6 to 1e6 (:data:`MAX_MATCH_WEIGHT`): the factor by which the models scale
+        what they learn from it (the step of the Elo family, the evidence of the Bayesian models).  Not partial
+        play (that is ``weights``).
     meta : dict, optional
         Anything else about the match (``{"surface": "Clay", "league": "Serie A"}``), the JSONL record's
         ``meta``: kept as given, and read by a model whose advantage is a :class:`podium.ByContext` (one advantage
@@ -148,9 +169,10 @@ class Match:
     Raises
     ------
     MatchError
-        Fewer than two teams, an empty team, a player twice, ranks of the wrong length or type, a weight
-        outside ``(0, 1]``, a non-finite number, scores or advantages not one per team, ranks that contradict
-        the scores, a match weight that is not a positive finite number.  Nothing is coerced.
+        Fewer than two teams, an empty team, a player twice, ranks of the wrong length or type, a number outside
+        its limits (a weight outside ``[1e-6, 1]``, a match weight outside ``[1e-6, 1e6]``, a score or advantage
+        beyond 1e15, a time beyond 2**63, anything non-finite: within these every model's ratings stay finite),
+        scores or advantages not one per team, ranks that contradict the scores.  Nothing is coerced.
 
     Examples
     --------
@@ -369,8 +391,8 @@ def _check_weights(weights: Any, teams: tuple[tuple[str, ...], ...]) -> tuple[tu
             raise MatchError(f"'weights[{i}]' must have one weight per player of teams[{i}] ({len(team)}). Got {_show(ws)}.")
         row = []
         for j, w in enumerate(ws):
-            if not _is_real(w) or not (0.0 < _as_float(w) <= 1.0):
-                raise MatchError(f"'weights[{i}][{j}]' must be a number in (0, 1]. Got {_show(w)}.")
+            if not _is_real(w) or not (MIN_WEIGHT <= _as_float(w) <= 1.0):
+                raise MatchError(f"'weights[{i}][{j}]' must be a number in [{MIN_WEIGHT:g}, 1]. Got {_show(w)}.")
             row.append(float(w))
         out.append(tuple(row))
     if all(w == 1.0 for row in out for w in row):
@@ -391,8 +413,9 @@ def check_scores(scores: Any, n_teams: int) -> tuple[float | None, ...] | None:
         if s is None:
             out.append(None)
             continue
-        if not _is_real(s) or not math.isfinite(_as_float(s)):
-            raise MatchError(f"'scores[{i}]' must be a finite number or None. Got {_show(s)}.")
+        if not _is_real(s) or not abs(_as_float(s)) <= MAX_VALUE:
+            raise MatchError(f"'scores[{i}]' must be a number of magnitude at most {MAX_VALUE:g}, or None. "
+                             f"Got {_show(s)}.")
         out.append(float(s))
     return tuple(out)
 
@@ -457,15 +480,17 @@ def check_advantage(advantage: Any, n_teams: int) -> tuple[float, ...] | None:
     for i, a in enumerate(advantage):
         if isinstance(a, (bool, np.bool_)):
             out.append(1.0 if a else 0.0)
-        elif _is_real(a) and math.isfinite(_as_float(a)):
+        elif _is_real(a) and abs(_as_float(a)) <= MAX_VALUE:
             out.append(float(a))
         else:
-            raise MatchError(f"'advantage[{i}]' must be a finite number or a boolean. Got {_show(a)}.")
+            raise MatchError(f"'advantage[{i}]' must be a number of magnitude at most {MAX_VALUE:g}, or a boolean. "
+                             f"Got {_show(a)}.")
     return None if all(a == 0.0 for a in out) else tuple(out)
 
 
 def check_match_weight(weight: Any) -> float:
-    """A match's importance: a positive finite number."""
-    if not _is_real(weight) or not (0.0 < _as_float(weight) < math.inf):
-        raise MatchError(f"'weight' (the match's importance) must be a positive finite number. Got {_show(weight)}.")
+    """A match's importance: a number in ``[1 / MAX_MATCH_WEIGHT, MAX_MATCH_WEIGHT]``."""
+    if not _is_real(weight) or not (1.0 / MAX_MATCH_WEIGHT <= _as_float(weight) <= MAX_MATCH_WEIGHT):
+        raise MatchError(f"'weight' (the match's importance) must be a number from {1 / MAX_MATCH_WEIGHT:g} to "
+                         f"{MAX_MATCH_WEIGHT:g}. Got {_show(weight)}.")
     return float(weight)

@@ -21,8 +21,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from . import longform, results, tables
-from .match import (Match, MatchError, Time, _check_teams, _check_weights, _is_date, _show, check_advantage,
-                    check_errors, check_match_weight, check_outcome, format_time, parse_time)
+from .match import (Match, MatchError, Time, _check_teams, _check_weights, _show, check_advantage,
+                    check_errors, check_match_weight, check_outcome, format_time, is_date_time, parse_time,
+                    MAX_MATCH_WEIGHT, MAX_TIME, MAX_VALUE, MIN_WEIGHT)
 from .strings import Strings
 
 __all__ = ["Matches"]
@@ -223,7 +224,7 @@ class Matches(Sequence[Match]):
         out.players = players
         out.ids = [match.id]
         out.meta = None if match.meta is None else [match.meta]
-        out.time_is_date = when is not None and _is_date(when)
+        out.time_is_date = when is not None and is_date_time(when)
         out.has_weights = weights is not None
         out.score = None if scores is None else np.array([math.nan if x is None else x for x in scores], dtype=np.float64)
         out.higher_is_better = None if match.higher_is_better else np.zeros(1, dtype=bool)
@@ -280,14 +281,16 @@ class Matches(Sequence[Match]):
             raise MatchError(f"team {t}: 'team_rank' must be >= 0 or -1 (did not finish). Got {int(self.team_rank[t])}.")
         if len(self.weight) != n_slots:
             raise MatchError(f"'weight' must have one entry per player slot ({n_slots}). Got {len(self.weight)}.")
-        bad = ~((self.weight > 0.0) & (self.weight <= 1.0))
+        bad = ~((self.weight >= MIN_WEIGHT) & (self.weight <= 1.0))
         if np.any(bad):
             p = int(np.argmax(bad))
-            raise MatchError(f"player slot {p}: 'weight' must be in (0, 1]. Got {float(self.weight[p])!r}.")
+            raise MatchError(f"player slot {p}: 'weight' must be in [{MIN_WEIGHT:g}, 1]. Got {float(self.weight[p])!r}.")
         if len(self.time) != len(ms) - 1:
             raise MatchError(f"'time' must have one entry per match ({len(ms) - 1}). Got {len(self.time)}.")
-        if np.any(np.isinf(self.time)):
-            raise MatchError("'time' must be finite or NaN (unknown).")
+        if np.any(np.abs(self.time) >= MAX_TIME):
+            m = int(np.argmax(np.abs(self.time) >= MAX_TIME))
+            raise MatchError(f"match {m}: 'time' must be of magnitude below 2**63, or NaN (unknown). "
+                             f"Got {float(self.time[m])!r}.")
         if n_slots and (self.player.min() < 0 or self.player.max() >= len(self.players)):
             raise MatchError(f"'player' indices must lie in [0, {len(self.players)}).")
         if not all(isinstance(p, str) for p in self.players):
@@ -319,18 +322,20 @@ class Matches(Sequence[Match]):
             if values is not None and len(values) != size:
                 raise MatchError(f"'{field_name}' must have one entry per {'team' if size == n_teams else 'match'} "
                                  f"({size}). Got {len(values)}.")
-        if self.score is not None and np.any(np.isinf(self.score)):
-            t = int(np.argmax(np.isinf(self.score)))
-            raise MatchError(f"team {t}: 'score' must be finite or NaN (none). Got {float(self.score[t])!r}.")
-        if self.advantage is not None and not np.all(np.isfinite(self.advantage)):
-            t = int(np.argmax(~np.isfinite(self.advantage)))
-            raise MatchError(f"team {t}: 'advantage' must be finite. Got {float(self.advantage[t])!r}.")
+        if self.score is not None and np.any(np.abs(self.score) > MAX_VALUE):
+            t = int(np.argmax(np.abs(self.score) > MAX_VALUE))
+            raise MatchError(f"team {t}: 'score' must be of magnitude at most {MAX_VALUE:g}, or NaN (none). "
+                             f"Got {float(self.score[t])!r}.")
+        if self.advantage is not None and not np.all(np.abs(self.advantage) <= MAX_VALUE):
+            t = int(np.argmax(~(np.abs(self.advantage) <= MAX_VALUE)))
+            raise MatchError(f"team {t}: 'advantage' must be of magnitude at most {MAX_VALUE:g}. "
+                             f"Got {float(self.advantage[t])!r}.")
         if self.match_weight is not None:
-            bad = ~((self.match_weight > 0.0) & np.isfinite(self.match_weight))
+            bad = ~((self.match_weight >= 1.0 / MAX_MATCH_WEIGHT) & (self.match_weight <= MAX_MATCH_WEIGHT))
             if np.any(bad):
                 m = int(np.argmax(bad))
-                raise MatchError(f"match {m}: 'weight' (the match's importance) must be a positive finite number. "
-                                 f"Got {float(self.match_weight[m])!r}.")
+                raise MatchError(f"match {m}: 'weight' (the match's importance) must be a number from "
+                                 f"{1 / MAX_MATCH_WEIGHT:g} to {MAX_MATCH_WEIGHT:g}. Got {float(self.match_weight[m])!r}.")
         if self.score is None:
             if self.higher_is_better is not None and not np.all(self.higher_is_better):
                 m = int(np.argmin(self.higher_is_better))
@@ -543,7 +548,7 @@ class Packer:
                weight: float = 1.0) -> None:
         when = parse_time(time)
         if time is not None:
-            self.kinds.add(_is_date(time))
+            self.kinds.add(is_date_time(time))
         self.has_weights |= weights is not None
         n_teams_before, n_matches_before = len(self.team_rank), len(self.time)
         for i, (team, rank) in enumerate(zip(teams, ranks)):

@@ -14,7 +14,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .arrow import _column, _nulls, _numbers, _pyarrow
-from .match import MatchError, _show, check_ranks_agree
+from .match import MAX_MATCH_WEIGHT, MAX_VALUE, MatchError, _show, check_ranks_agree
 
 __all__ = ["RESULT_COLUMNS", "Problem", "contradicting", "contradiction", "ranks_by_score"]
 
@@ -47,11 +47,12 @@ def _result_rows(table: Any, name: str, present: list[str], problems: list[Probl
     found = numeric("score", "numbers (null = no score)")
     if found is not None:
         score = given_score = found[1]
-        bad = np.flatnonzero(np.isinf(given_score))
+        far = np.abs(given_score) > MAX_VALUE  # (NaN is no score)
+        bad = np.flatnonzero(far)
         if len(bad):
-            problems.append((bad, lambda row: f"{label(row)}: 'score' must be a finite number or null (no score). "
-                                              f"Got {float(given_score[row])!r}."))
-            score = np.where(np.isinf(given_score), np.nan, given_score)  # (the message reads given_score)
+            problems.append((bad, lambda row: f"{label(row)}: 'score' must be a number of magnitude at most "
+                                              f"{MAX_VALUE:g} or null (no score). Got {float(given_score[row])!r}."))
+            score = np.where(far, np.nan, given_score)  # (the message reads given_score)
         rows["score"] = score
     for column, default, what, positive in (
             ("advantage", 0.0, "numbers or booleans (null = 0)", False),
@@ -61,10 +62,12 @@ def _result_rows(table: Any, name: str, present: list[str], problems: list[Probl
             continue
         col, given = found
         values = np.where(_nulls(col), default, given) if col.null_count or pa.types.is_null(col.type) else given
-        valid = np.isfinite(values) & (values > 0.0) if positive else np.isfinite(values)
+        valid = ((values >= 1.0 / MAX_MATCH_WEIGHT) & (values <= MAX_MATCH_WEIGHT) if positive
+                 else np.abs(values) <= MAX_VALUE)
         if not np.all(valid):
             bad = np.flatnonzero(~valid)
-            must = "a positive finite number" if positive else "a finite number, a boolean"
+            must = (f"a number from {1 / MAX_MATCH_WEIGHT:g} to {MAX_MATCH_WEIGHT:g}" if positive
+                    else f"a number of magnitude at most {MAX_VALUE:g}, a boolean")
             problems.append((bad, _not_a_value(label, column, must, given)))
             values = np.where(valid, values, default)
         rows[column] = values

@@ -9,7 +9,7 @@ match      string (or integer)         the match id; a match is a run of rows sh
 team       integer (or string)         the team within the match (an id: rows sharing it are a team)
 player     string (or integer)         the player id (an integer's id is its decimal digits)
 rank       nullable integer            the team's rank, 0 best; null = did not finish
-weight     float (null = 1)            partial play, in (0, 1]
+weight     float (null = 1)            partial play, in [1e-6, 1]
 time       string, number, date/time   ISO-8601 date, a number, or null (unknown)
 =========  ==========================  ==========================================================
 
@@ -47,7 +47,6 @@ pyarrow (and pandas or polars for their conversions) are imported only when used
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
@@ -55,7 +54,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .arrow import _codes, _column, _is_text, _nulls, _numbers, _pyarrow
-from .match import MatchError, _show, check_errors, format_time, skipped_summary
+from .match import MAX_TIME, MIN_WEIGHT, MatchError, _show, check_errors, format_time, skipped_summary
 from .results import RESULT_COLUMNS, Problem, _result_rows, _results
 
 __all__ = ["LONG_COLUMNS", "RESULT_COLUMNS", "Columns", "from_arrow", "from_pandas", "from_polars", "to_arrow", "to_pandas", "to_polars"]
@@ -451,20 +450,20 @@ def _ranks(table: Any, name: str, present: list[str], problems: list[Problem],
 
 def _weights(table: Any, name: str, present: list[str], problems: list[Problem],
              label: Callable[[int], str]) -> NDArray[np.float64]:
-    """Each row's partial-play weight in (0, 1] (1 without a ``weight`` column or where null).  A value outside is
+    """Each row's partial-play weight in [MIN_WEIGHT, 1] (1 without a ``weight`` column or where null).  A value outside is
     a problem (read as 1); a column of the wrong type raises :class:`MatchError`."""
     if "weight" not in present:
         return np.ones(table.num_rows)
     pa = _pyarrow()
     col = _column(table, "weight", name)
     if not (pa.types.is_integer(col.type) or pa.types.is_floating(col.type) or pa.types.is_null(col.type)):
-        raise MatchError(f"{name}: column 'weight' must hold numbers in (0, 1] (null = 1). Got type {table.schema.field('weight').type}.")
+        raise MatchError(f"{name}: column 'weight' must hold numbers in [{MIN_WEIGHT:g}, 1] (null = 1). Got type {table.schema.field('weight').type}.")
     given = _numbers(col) if len(col) else np.zeros(0)
     weight = np.where(_nulls(col), 1.0, given) if col.null_count or pa.types.is_null(col.type) else given
-    valid = (weight > 0.0) & (weight <= 1.0)
+    valid = (weight >= MIN_WEIGHT) & (weight <= 1.0)
     if not np.all(valid):
         bad = np.flatnonzero(~valid)
-        problems.append((bad, lambda row: f"{label(row)}: 'weight' must be a number in (0, 1] or null. "
+        problems.append((bad, lambda row: f"{label(row)}: 'weight' must be a number in [{MIN_WEIGHT:g}, 1] or null. "
                                           f"Got {float(given[row])!r}."))
         weight = np.where(valid, weight, 1.0)  # the message reads given
     return weight
@@ -483,10 +482,12 @@ def _times(table: Any, name: str, present: list[str], problems: list[Problem],
         return np.full(n_rows, np.nan), False
     if pa.types.is_integer(kind) or pa.types.is_floating(kind):
         values = _numbers(col)
-        bad = np.flatnonzero(np.isinf(values))
+        far = np.abs(values) >= MAX_TIME  # (NaN is unknown)
+        bad = np.flatnonzero(far)
         if len(bad):
-            problems.append((bad, lambda row: f"{label(row)}: 'time' must be finite. Got {values[row]!r}."))
-            values = np.where(np.isinf(values), np.nan, values)
+            problems.append((bad, lambda row: f"{label(row)}: 'time' must be of magnitude below 2**63. "
+                                              f"Got {values[row]!r}."))
+            values = np.where(far, np.nan, values)
         return values, False
     if pa.types.is_timestamp(kind):
         raw = col.cast(pa.int64()).to_numpy(zero_copy_only=False).astype(np.float64)
@@ -517,8 +518,8 @@ def _times(table: Any, name: str, present: list[str], problems: list[Problem],
                 continue
             kinds.setdefault(True, c)
         else:
-            if not math.isfinite(number):
-                bad_codes[c] = f"'time' must be finite. Got {_show(text)}."
+            if not abs(number) < MAX_TIME:
+                bad_codes[c] = f"'time' must be of magnitude below 2**63. Got {_show(text)}."
                 continue
             parsed[c] = number
             kinds.setdefault(False, c)

@@ -22,7 +22,7 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from ..data.match import Match, MatchError
+from ..data.match import MAX_MU, Match, MatchError
 from ..data.matches import Matches
 from ..data.rating import Rating, ratings_of
 from ..data.shapes import packed_match, packed_teams
@@ -34,7 +34,7 @@ from ..ordering.densities import DENSITIES, shape_info
 from ..ordering.numerics import normalized
 from .context import ByContext
 
-__all__ = ["Model", "LikelihoodModel"]
+__all__ = ["Model", "LikelihoodModel", "MAX_MU"]
 
 #: What :meth:`Hyperparameters._init_params` checks a hyperparameter against: the validator of that name, the
 #: ``" or None"`` forms letting None through as well.
@@ -309,6 +309,8 @@ class Model(Hyperparameters, ABC):
     _max_teams: ClassVar[int | None] = None
     _sigma_max: ClassVar[float] = math.inf  # the largest starting sigma the model's arithmetic takes,
     _sigma_max_why: ClassVar[str] = ""      # and why (for the error)
+    _sigma_min: ClassVar[float] = 0.0       # the least starting sigma (a model that divides by it takes no 0)
+    _mu_max: ClassVar[float] = MAX_MU       # the largest starting |mu|: differences and squares of ratings stay finite
 
     @property
     def _extra_prior(self) -> NDArray[np.float64]:
@@ -347,7 +349,8 @@ class Model(Hyperparameters, ABC):
         if set(map(type, given)) == {Rating}:
             mu = [r.mu for r in given]
             sigma = [r.sigma for r in given]
-            if max(sigma) <= self._sigma_max and (prior.sigma != 0.0 or not any(sigma)):
+            if (max(sigma) <= self._sigma_max and min(sigma) >= self._sigma_min and (prior.sigma != 0.0 or not any(sigma))
+                    and -self._mu_max <= min(mu) and max(mu) <= self._mu_max):
                 return packed, np.array(mu), np.array(sigma)
         checked = [self._check_rating(name, r) for name, r in zip(packed.players, given)]
         return packed, np.array([r.mu for r in checked]), np.array([r.sigma for r in checked])
@@ -361,9 +364,11 @@ class Model(Hyperparameters, ABC):
                 f"'ratings[{name!r}]' has sigma={rating.sigma!r}, but {type(self).__name__} keeps no uncertainty "
                 f"(sigma must be 0); pass Rating({rating.mu!r}) to start from that mean."
             )
-        if rating.sigma > self._sigma_max:
+        if not abs(rating.mu) <= self._mu_max:
+            raise ValueError(f"'ratings[{name!r}]' has mu={rating.mu!r}; {type(self).__name__} accepts |mu| up to {self._mu_max:g}.")
+        if not self._sigma_min <= rating.sigma <= self._sigma_max:
             raise ValueError(f"'ratings[{name!r}]' has sigma={rating.sigma!r}; {type(self).__name__} accepts sigma from "
-                             f"0 to {self._sigma_max:g} ({self._sigma_max_why}).")
+                             f"{self._sigma_min:g} to {self._sigma_max:g} ({self._sigma_max_why}).")
         return rating
 
     # -- public single-match methods -------------------------------------------------------------

@@ -23,6 +23,7 @@ from .context import ByContext
 __all__ = ["EloMMR"]
 
 _VARIANTS = ("mmr", "mmr-fast")
+_SIGMA_MIN = 1e-30  # a rating's Gaussian factor has precision 1 / sigma^2, and the chain its scale beside the others'
 _SIGMA_MAX = 1e30  # performance scales hypot(sigma, sigma_perf) then stay well within the logistic chain's span
 _ALL = 2 ** 62  # "every term": the exact variant's subsample
 
@@ -147,7 +148,9 @@ class EloMMR(Model):
     newcomer: float
 
     _sigma_max = _SIGMA_MAX
-    _sigma_max_why = f"the logistic ordering chain takes scales within {CHAIN_SCALE_SPAN:g} of each other"
+    _sigma_min = _SIGMA_MIN
+    _sigma_max_why = (f"its Gaussian factor's precision 1 / sigma^2 must be finite, and the logistic ordering chain "
+                      f"takes scales within {CHAIN_SCALE_SPAN:g} of each other")
     _fit_space = {"weight_limit": "positive", "sig_limit": "positive", "sigma": "positive", "advantage": "real",
                   "newcomer": "real"}
     _fit_default = ("weight_limit", "sig_limit", "advantage", "newcomer")
@@ -168,8 +171,8 @@ class EloMMR(Model):
                           subsample_size=(subsample_size, None), subsample_bucket=(subsample_bucket, None),
                           history=(history, None), advantage=(advantage, "advantage"),
                           newcomer=(newcomer, "finite"))
-        if sigma > _SIGMA_MAX:
-            raise ValueError(f"The 'sigma' parameter of EloMMR must be at most {_SIGMA_MAX:g} ({self._sigma_max_why}). "
+        if not _SIGMA_MIN <= sigma <= _SIGMA_MAX:
+            raise ValueError(f"The 'sigma' parameter of EloMMR must be from {_SIGMA_MIN:g} to {_SIGMA_MAX:g} ({self._sigma_max_why}). "
                              f"Got {sigma!r} instead.")
         if not isinstance(split_ties, bool):
             raise ValueError(f"The 'split_ties' parameter of EloMMR must be a bool. Got {split_ties!r:.80} instead.")

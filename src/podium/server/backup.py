@@ -50,6 +50,7 @@ from ..data.match import RECORD_KEYS, MatchError, parse_time
 from ..models import MODELS
 from . import replay, store
 from .db import leagues, lock_league, matches, nan_to_null, read_transaction, tokens, write_transaction
+from .records import TimeKind
 from .settings import MAX_PLAYERS
 from .smoothing import check_option
 from .store import LEAGUE_NAME, REPLAY_CHUNK, StoreError
@@ -192,7 +193,7 @@ def import_league(engine: Engine, path: str | os.PathLike[str], *, name: str | N
             league = store.get_league(conn, league_name)
             lock_league(conn, league.id)
             counts = {status: 0 for status in STATUSES}
-            state = _ImportState()
+            state = _ImportState(TimeKind(conn, league.id))
             batch: list[tuple[int, dict[str, Any]]] = []
             for number, line in lines:
                 if not line.strip():
@@ -206,6 +207,7 @@ def import_league(engine: Engine, path: str | os.PathLike[str], *, name: str | N
                     if progress is not None:
                         progress("read", raw.tell(), size)
             _insert(conn, path.name, league, batch)
+            state.times.save(conn)
             if progress is not None:
                 progress("read", size, size)
             expected = header.get("matches")
@@ -228,11 +230,12 @@ def import_league(engine: Engine, path: str | os.PathLike[str], *, name: str | N
 
 
 class _ImportState:
-    """What the checks of one import carry from line to line: the last seq of the log so far."""
+    """What the checks of one import carry from line to line: the last seq of the log so far, the reading of time."""
 
-    def __init__(self) -> None:
+    def __init__(self, times: TimeKind) -> None:
         self.last_seq: int | None = None
         self.last_line = 0
+        self.times = times  # the league's one reading of time, fixed by its first timed match
 
 
 def _open_read(raw: IO[bytes]) -> IO[str]:
@@ -363,6 +366,8 @@ def _import_row(file: str, number: int, line: str, league: store.LeagueInfo, max
         match, canonical = store.parse_record(body, max_players)
         league.model._check_team_count(len(match.teams))
         match_time = nan_to_null(parse_time(match.time))
+        if status in ("pending", "recorded"):
+            state.times.check(match)
     except StoreError as error:
         raise BackupError(f"{where}: {error.message}") from None
     except MatchError as error:

@@ -65,6 +65,9 @@ leagues = Table(
     Column("created", Float, nullable=False),
     Column("smoothing", Boolean, nullable=False, server_default=false()),
     Column("smoothing_started", Float, nullable=True),
+    # How the league's matches give their times, fixed by the first that has one: "number" or "date" (ISO-8601).
+    # One reading per league, so that its log always replays (a history cannot order numbers beside dates).
+    Column("time_kind", String(8), nullable=True),
 )
 
 tokens = Table(

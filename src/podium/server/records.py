@@ -16,17 +16,17 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from sqlalchemy import and_, func, select
+from sqlalchemy import and_, func, select, update
 from sqlalchemy.engine import Connection
 
-from ..data.match import RECORD_KEYS, Match, MatchError
+from ..data.match import RECORD_KEYS, Match, MatchError, is_date_time
 from ..engine.league import PlayerState
 from ..models import MODELS, Model
 from .bulk import read_states
 from .db import history, leagues, matches
 
 __all__ = ["StoreError", "LeagueInfo", "get_league", "check_player", "check_players", "parse_record",
-           "record_match", "request_schema", "TEAMS_SCHEMA", "MATCH_SCHEMA"]
+           "record_match", "request_schema", "TEAMS_SCHEMA", "MATCH_SCHEMA", "TimeKind"]
 
 MATCH_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,63}")
 # Player ids are shown in pages and used in URLs: no markup, no path separators, no control characters.
@@ -144,6 +144,40 @@ def parse_record(record: Any, max_players: int) -> tuple[Match, dict[str, Any]]:
             raise StoreError(422, "meta", "'meta' may not hold NaN or infinite numbers.") from None
         canonical["meta"] = meta
     return match, canonical
+
+
+class TimeKind:
+    """A league's one reading of time (``leagues.time_kind``), checked against each match a write stores.
+
+    A history orders its matches by time, and numbers cannot be ordered beside dates: the league's first timed
+    match fixes whether its times are numbers (any unit) or dates (ISO-8601), and a later match that gives its
+    time the other way is refused (422, ``time``) before anything is stored, so that every operation on the log
+    (void, correct, audit, rebuild, export and import) can replay it.  Made under the league's write lock;
+    :meth:`save` stores a kind the write fixed.
+    """
+
+    def __init__(self, conn: Connection, league_id: int) -> None:
+        self.league_id = league_id
+        self.stored: str | None = conn.execute(select(leagues.c.time_kind).where(leagues.c.id == league_id)).scalar_one()
+        self.kind = self.stored
+
+    def check(self, match: Match) -> None:
+        """Refuse ``match`` (a :class:`StoreError`) if its time is of the other kind; else fix the kind if unset."""
+        if match.time is None:
+            return
+        kind = "date" if is_date_time(match.time) else "number"
+        if self.kind is None:
+            self.kind = kind
+        elif kind != self.kind:
+            given = "dates (ISO-8601)" if self.kind == "date" else "numbers"
+            raise StoreError(422, "time", f"'time': this league's matches give their times as {given}, and a "
+                                          f"league reads time one way (its log must replay in order). Got "
+                                          f"{match.time!r:.80}.")
+
+    def save(self, conn: Connection) -> None:
+        if self.kind != self.stored:
+            conn.execute(update(leagues).where(leagues.c.id == self.league_id).values(time_kind=self.kind))
+            self.stored = self.kind
 
 
 def _depth(value: Any) -> int:

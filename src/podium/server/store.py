@@ -38,7 +38,7 @@ from ..models import MODELS, Model
 from .bulk import insert_history, read_states, write_states
 from .db import (extra_to_bytes, history, leagues, lock_league, matches, nan_to_null, ratings, read_transaction, tokens,
                  write_transaction)
-from .records import (LeagueInfo, StoreError, _cached_model, _dump, _iso, _match_out, _match_row, _out,
+from .records import (LeagueInfo, StoreError, TimeKind, _cached_model, _dump, _iso, _match_out, _match_row, _out,
                       _same, _to_match, check_players, get_league, parse_record)
 from .replay import Difference, REPLAY_CHUNK, _replay_from, log_chunks, rebuild
 from .smoothing import check_option, mark_stale
@@ -237,6 +237,7 @@ def record_reports(engine: Engine, league: LeagueInfo, reports: Sequence[Report]
                 if not hit.revoked:
                     found[by_digest[hit.digest]] = TokenInfo(hit.id, hit.role, hit.label)
         lock_league(conn, league.id)
+        times = TimeKind(conn, league.id)
         ids = [r.match.id for r in reports if r.match.id is not None]
         found_rows = conn.execute(_FIND_MATCHES, {"league": league.id, "ids": ids}).all()
         wanted = set(ids)
@@ -264,6 +265,11 @@ def record_reports(engine: Engine, league: LeagueInfo, reports: Sequence[Report]
                 elif match.id in stored:
                     retried[i] = stored[match.id]
                 continue  # a retry within the batch: answered below, from the first copy's row
+            try:
+                times.check(match)
+            except StoreError as error:
+                results[i] = error
+                continue
             match_id = match.id or uuid.uuid4().hex[:20]
             new[match_id] = len(rows)
             rows.append({"league_id": league.id, "match_id": match_id, "seq": None, "status": "pending",
@@ -277,6 +283,7 @@ def record_reports(engine: Engine, league: LeagueInfo, reports: Sequence[Report]
                 row |= {"seq": first + k, "status": "recorded", "decided": now, "decider": row["reporter"]}
         if rows:
             conn.execute(insert(matches), rows)
+            times.save(conn)
         outs = [_out(league, row, json.loads(row["record"]), change) for row, change in zip(rows, changes)]
         for k, i in enumerate(owners):
             results[i] = (201 if changes[k] is not None else 202, outs[k])
@@ -392,6 +399,9 @@ def correct_match(engine: Engine, league: LeagueInfo, match_id: str, record: Any
         row = _match_row(conn, league, match_id)
         if row.status not in ("recorded", "pending"):
             raise StoreError(409, "status", f"Match {match_id!r} is {row.status}; it cannot be corrected.")
+        times = TimeKind(conn, league.id)
+        times.check(match)
+        times.save(conn)
         conn.execute(update(matches).where(matches.c.id == row.id)
                      .values(record=_dump(canonical), time=nan_to_null(parse_time(match.time))))
         if row.status == "recorded":
