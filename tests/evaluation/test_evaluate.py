@@ -715,7 +715,7 @@ def test_an_adapter_around_the_trueskill_package() -> None:
 
 def test_a_tiny_partial_play_weight_does_not_break_trueskills_evaluation() -> None:
     ts = podium.TrueSkill()
-    history = [M([["a"], ["b"]], [0, 1], [[1.0], [1e-200]])]
+    history = [M([["a"], ["b"]], [0, 1], [[1.0], [podium.data.match.MIN_WEIGHT]])]  # the least the format takes
     p = ts.win_probabilities(history[0].teams, {}, history[0].weights)  # works
     assert ts.log_likelihood(history[0], {}) < 0                          # works
     report = podium.evaluate(history, {"ts": ts})

@@ -13,6 +13,7 @@ from scipy.stats import spearmanr
 
 import podium
 from podium import Match, TrueSkillThroughTime
+from podium.data.match import MIN_WEIGHT
 from ..shared import SHARED
 
 ttt = pytest.importorskip("trueskillthroughtime")
@@ -255,13 +256,18 @@ def test_ratings_between_batches_are_the_walks_bridge() -> None:
     result = model.smooth(ours, tolerance=1e-12)
     traj = result.trajectory("p1")
     at = 0.5 * (traj.time[1] + traj.time[2])
-    probe = Match([["p1"], ["ghost"]], ranks=[0, 1], weights=[[1e-200], [1.0]], time=at)
-    probed = model.smooth(sorted(ours + [probe], key=lambda m: m.time), tolerance=1e-12)
-    inside = probed.trajectory("p1")
-    k = int(np.flatnonzero(inside.time == at)[0])
+
+    def probed(weight: float) -> tuple[float, float]:
+        probe = Match([["p1"], ["ghost"]], ranks=[0, 1], weights=[[weight], [1.0]], time=at)
+        inside = model.smooth(sorted(ours + [probe], key=lambda m: m.time), tolerance=1e-12).trajectory("p1")
+        k = int(np.flatnonzero(inside.time == at)[0])
+        return float(inside.mu[k]), float(inside.sigma[k])
+
+    # The least weight the format takes, and twice it: Richardson's extrapolation to weight 0 is off by O(w^2).
+    (mu1, sigma1), (mu2, sigma2) = probed(MIN_WEIGHT), probed(2 * MIN_WEIGHT)
     rating = result.ratings(at)["p1"]
-    assert rating.mu == pytest.approx(inside.mu[k], abs=1e-9)
-    assert rating.sigma == pytest.approx(inside.sigma[k], abs=1e-9)
+    assert rating.mu == pytest.approx(2 * mu1 - mu2, abs=1e-9)
+    assert rating.sigma == pytest.approx(2 * sigma1 - sigma2, abs=1e-9)
     # At a batch time it is the trajectory; after the last batch the belief widens by the walk.
     assert result.ratings(traj.time[1])["p1"] == podium.Rating(traj.mu[1], traj.sigma[1])
     later = result.ratings(traj.time[-1] + 100.0)["p1"]

@@ -11,6 +11,7 @@ import pytest
 
 import podium
 from podium import Match, TrueSkillThroughTime
+from podium.data.match import MAX_MATCH_WEIGHT
 
 BETA = 25.0 / 6.0
 
@@ -191,8 +192,9 @@ def test_a_match_weight_scales_its_say_from_nothing_up(scored: bool) -> None:
         history = [Match([["a"], ["b"]], time=0.0, weight=weight, **result)] + rest
         return float(model.smooth(history, tolerance=1e-12, max_iterations=5000).ratings(at=3.0)["a"].mu)
 
-    nothing = a_at_end(1e-9, won)
-    assert a_at_end(1e-9, lost) == pytest.approx(nothing, abs=1e-6)
+    least = 1 / MAX_MATCH_WEIGHT  # the least the format takes: the result's say is of its order
+    nothing = a_at_end(least, won)
+    assert a_at_end(least, lost) == pytest.approx(nothing, abs=10 * least)
     say = [a_at_end(w, won) - nothing for w in (0.5, 1.0, 2.0, 4.0)]
     assert 0.0 < say[0] < say[1] < say[2] < say[3]
     if not scored:  # (a loss by 2 points can raise a player whom the rest puts far below: a closer result)

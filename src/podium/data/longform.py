@@ -24,6 +24,7 @@ import numba as nb
 import numpy as np
 from numpy.typing import NDArray
 
+from .ids import arrow_ids_valid
 from .match import MatchError
 from .names import NameIndex, distinct
 from .strings import Strings
@@ -191,6 +192,10 @@ def _players(prepared: Prepared, lazy: bool, index: NameIndex | None) -> tuple[C
         if not _players_apart(run_start, pcode):
             return None
     players: Any = player_ids.take(first_row)
+    if not arrow_ids_valid(players.array):  # the general code normalizes them, or names the id at fault
+        if index is not None and lookup is not None:
+            index.truncate(known)
+        return None
     ids: Any = columns.ids
     if not lazy:
         players, ids = players.to_list(), ids.to_list()

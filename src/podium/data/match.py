@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from .ids import MatchError, check_player_id, plain_ids
+
 __all__ = ["Match", "MatchError", "parse_time", "format_time", "is_date_time", "MIN_WEIGHT", "MAX_MATCH_WEIGHT", "MAX_VALUE",
            "MAX_TIME", "MAX_MU", "plain_number", "RECORD_KEYS"]
 
@@ -39,13 +41,6 @@ MAX_MU = 1e150
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _SECONDS_PER_DAY = 86400.0
-
-
-class MatchError(ValueError):
-    """A match (or a history of matches) that cannot be what it claims to be.
-
-    The message names the offending field and shows what was received.
-    """
 
 
 def _show(value: Any, limit: int = 80) -> str:
@@ -134,7 +129,9 @@ class Match:
     Parameters
     ----------
     teams : sequence of sequences of str
-        Each team is a non-empty sequence of player ids; a player appears once in a match.
+        Each team is a non-empty sequence of player ids; a player appears once in a match.  An id is a non-empty
+        string of printable characters without a space at either end, kept in Unicode's NFC (ids that differ only
+        by normalization are one player; :mod:`podium.data.ids`).
     ranks : sequence of int or None, optional
         One per team, ``0`` best.  Equal ranks are a draw; ``None`` means the team did not finish:
         below every finisher and unordered among the other non-finishers (censored, not drawn).
@@ -169,10 +166,11 @@ class Match:
     Raises
     ------
     MatchError
-        Fewer than two teams, an empty team, a player twice, ranks of the wrong length or type, a number outside
-        its limits (a weight outside ``[1e-6, 1]``, a match weight outside ``[1e-6, 1e6]``, a score or advantage
-        beyond 1e15, a time beyond 2**63, anything non-finite: within these every model's ratings stay finite),
-        scores or advantages not one per team, ranks that contradict the scores.  Nothing is coerced.
+        Fewer than two teams, an empty team, a player id that breaks the rule, a player twice, ranks of the
+        wrong length or type, a number outside its limits (a weight outside ``[1e-6, 1]``, a match weight
+        outside ``[1e-6, 1e6]``, a score or advantage beyond 1e15, a time beyond 2**63, anything non-finite:
+        within these every model's ratings stay finite), scores or advantages not one per team, ranks that
+        contradict the scores.  Nothing is coerced but player ids to NFC.
 
     Examples
     --------
@@ -328,8 +326,7 @@ def _check_teams(teams: Any) -> tuple[tuple[str, ...], ...]:
     if type(teams) is list or type(teams) is tuple:  # the common case checked at once (a prediction's whole cost)
         out = tuple([tuple(team) for team in teams if type(team) is list or type(team) is tuple])
         players = [p for team in out for p in team]
-        if (len(out) == len(teams) >= 2 and all(out) and set(map(type, players)) == {str}
-                and len(set(players)) == len(players)):
+        if len(out) == len(teams) >= 2 and all(out) and plain_ids(players) and len(set(players)) == len(players):
             return out
     return _check_teams_each(teams)
 
@@ -348,13 +345,12 @@ def _check_teams_each(teams: Any) -> tuple[tuple[str, ...], ...]:
             raise MatchError(f"'teams[{i}]' must be a sequence of player ids. Got {_show(team)}.")
         if len(team) == 0:
             raise MatchError(f"'teams[{i}]' is empty; every team needs at least one player. Got {_show(teams)}.")
-        for j, player in enumerate(team):
-            if not isinstance(player, str):
-                raise MatchError(f"'teams[{i}][{j}]' must be a player id (str). Got {_show(player)}.")
-            if player in seen:
+        ids = tuple(check_player_id(player, f"teams[{i}][{j}]") for j, player in enumerate(team))
+        for player in ids:
+            if player in seen:  # (after normalization: ids that differ only by it are one player)
                 raise MatchError(f"'teams': player {player!r} appears more than once. Got {_show(teams)}.")
             seen.add(player)
-        out.append(tuple(team))
+        out.append(ids)
     return tuple(out)
 
 

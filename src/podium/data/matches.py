@@ -21,6 +21,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from . import longform, results, tables
+from .ids import check_player_id, plain_ids
 from .match import (Match, MatchError, Time, _check_teams, _check_weights, _show, check_advantage,
                     check_errors, check_match_weight, check_outcome, format_time, is_date_time, parse_time,
                     MAX_MATCH_WEIGHT, MAX_TIME, MAX_VALUE, MIN_WEIGHT)
@@ -293,11 +294,10 @@ class Matches(Sequence[Match]):
                              f"Got {float(self.time[m])!r}.")
         if n_slots and (self.player.min() < 0 or self.player.max() >= len(self.players)):
             raise MatchError(f"'player' indices must lie in [0, {len(self.players)}).")
-        if not all(isinstance(p, str) for p in self.players):
-            bad_id = next(p for p in self.players if not isinstance(p, str))
-            raise MatchError(f"'players' must be str player ids. Got {_show(bad_id)}.")
+        if not plain_ids(self.players):
+            self.players = [check_player_id(p, f"players[{i}]") for i, p in enumerate(self.players)]
         if len(set(self.players)) != len(self.players):
-            raise MatchError("'players' must list each player id once.")
+            raise MatchError("'players' must list each player id once (ids equal in NFC are one).")
         if len(self.ids) != len(ms) - 1:
             raise MatchError(f"'ids' must have one entry per match ({len(ms) - 1}). Got {len(self.ids)}.")
         self._validate_extras()

@@ -26,6 +26,7 @@ Strings are kept as UTF-8; a Python ``str`` with a lone surrogate (which UTF-8 c
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -496,6 +497,8 @@ class NameIndex:
             return row
         if not isinstance(name, str) or self._n == 0:
             return None
+        if not name.isascii():  # ids are kept in NFC (podium.data.ids): a decomposed "é" finds its player
+            name = unicodedata.normalize("NFC", name)
         found = int(self.rows([name], add=False)[0])
         if found < 0:
             return None

@@ -53,6 +53,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
+from .ids import checked_codes
 from .arrow import _codes, _column, _is_text, _nulls, _numbers, _pyarrow
 from .match import MAX_TIME, MIN_WEIGHT, MatchError, _show, check_errors, format_time, skipped_summary
 from .results import RESULT_COLUMNS, Problem, _result_rows, _results
@@ -315,7 +316,10 @@ def _from_arrow(table: Any, name: str, skipped: list[str] | None) -> Columns:
     if pa.types.is_null(player_col.type):
         player_col = player_col.cast(pa.large_string())
     tcode, _ = _codes(team_col)
-    pcode, player_values = _codes(player_col)
+    pcode, player_values, bad_ids = checked_codes(*_codes(player_col))
+    for code, problem in bad_ids.items():
+        problems.append((np.flatnonzero(pcode == code), lambda row, problem=problem: (
+            f"{label(row)}: 'player' must be a player id: {_show(player_values[pcode[row]])} {problem}.")))
     n_t, n_p = max(len(_) + 1, 1), len(player_values) + 1
     tcode = np.where(tcode < 0, n_t - 1, tcode)
     pcode_safe = np.where(pcode < 0, n_p - 1, pcode)

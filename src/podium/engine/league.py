@@ -10,6 +10,7 @@ match's updates from the ratings before it and applying them together.
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain, compress
@@ -391,7 +392,7 @@ class League:
         if players is None:
             names, rows = self._players.to_list(), np.arange(len(self._players))
         else:
-            asked = [p for p in players if isinstance(p, str)]
+            asked = [p if p.isascii() else unicodedata.normalize("NFC", p) for p in players if isinstance(p, str)]
             found = self._players.rows(asked, add=False) if asked else np.zeros(0, dtype=np.int64)
             names, rows = [p for p, r in zip(asked, found.tolist()) if r >= 0], found[found >= 0]
         mu, sigma = st.mu[rows].tolist(), st.sigma[rows].tolist()

@@ -43,6 +43,10 @@ Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 
+#: The largest offset or count a query parameter takes: a signed 32-bit integer, which every database binds,
+#: compares and adds to without overflow (a larger one answered 500 from the driver).
+QUERY_MAX = 2**31 - 1
+
 
 class BodyLimit:
     """Refuse request bodies over ``limit`` bytes with 413, by Content-Length or while streaming."""
@@ -396,7 +400,7 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
             return {"league": name, "matches": store.recent_matches(conn, league, limit)}
 
     @app.get("/api/v1/leagues/{name}/pending", tags=["matches"])
-    def pending(name: str, limit: int = Query(50, ge=1, le=500), offset: int = Query(0, ge=0),
+    def pending(name: str, limit: int = Query(50, ge=1, le=500), offset: int = Query(0, ge=0, le=QUERY_MAX),
                 token: TokenInfo = Depends(require("moderator"))) -> Any:
         with read_transaction(engine) as conn:
             return store.pending_matches(conn, store.get_league(conn, name), limit, offset)
@@ -438,7 +442,7 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
     @app.get("/api/v1/leagues/{name}/leaderboard", tags=["ratings"])
     def leaderboard(name: str, by: str = Query("conservative", pattern="^(conservative|mu)$"),
                     k: float = Query(3.0, ge=0, le=10), limit: int = Query(settings.page_size, ge=0, le=1000),
-                    offset: int = Query(0, ge=0), min_games: int = Query(0, ge=0)) -> Any:
+                    offset: int = Query(0, ge=0, le=QUERY_MAX), min_games: int = Query(0, ge=0, le=QUERY_MAX)) -> Any:
         with read_transaction(engine) as conn:
             return store.leaderboard(conn, store.get_league(conn, name), k=k, by=by, limit=limit, offset=offset,
                                      min_games=min_games)
@@ -447,7 +451,7 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
              responses={404: {"description": "No such league, its smoothing option is off, or nothing was "
                                              "computed yet (the field says which)."}})
     def smoothed(name: str, k: float = Query(3.0, ge=0, le=10), limit: int = Query(settings.page_size, ge=0, le=1000),
-                 offset: int = Query(0, ge=0)) -> Any:
+                 offset: int = Query(0, ge=0, le=QUERY_MAX)) -> Any:
         """The league's smoothed leaderboard (TrueSkill Through Time over the approved log) by ``mu - k sigma``,
         with when it was computed, from how many matches, and whether matches were recorded since."""
         with read_transaction(engine) as conn:

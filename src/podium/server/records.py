@@ -19,6 +19,7 @@ from typing import Any
 from sqlalchemy import and_, func, select, update
 from sqlalchemy.engine import Connection
 
+from ..data.ids import check_player_id
 from ..data.match import RECORD_KEYS, Match, MatchError, is_date_time
 from ..engine.league import PlayerState
 from ..models import MODELS, Model
@@ -30,7 +31,7 @@ __all__ = ["StoreError", "LeagueInfo", "get_league", "check_player", "check_play
 
 MATCH_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,63}")
 # Player ids are shown in pages and used in URLs: no markup, no path separators, no control characters.
-_BAD_NAME = re.compile(r"[\x00-\x1f\x7f<>&\"`;/\\]")
+_BAD_NAME = re.compile(r"[<>&\"`;/\\]")
 MAX_NAME = 64
 MAX_META_DEPTH = 16
 
@@ -78,21 +79,24 @@ def get_league(conn: Connection, name: str) -> LeagueInfo:
 
 # -- match records -------------------------------------------------------------------------------------------
 def check_player(name: Any, where: str) -> str:
-    if not isinstance(name, str):
-        raise StoreError(422, where, f"'{where}' must be a player id (a string). Got {name!r:.80}.")
-    if not name or len(name) > MAX_NAME or name != name.strip():
-        raise StoreError(422, where, f"'{where}' must be 1-{MAX_NAME} characters without leading or trailing "
-                                     f"spaces. Got {name!r:.80}.")
+    """A reported player id in its stored form (NFC), or a 422 naming ``where``.
+
+    The library's rule first (:mod:`podium.data.ids`: printable characters, no space at either end, in NFC), then
+    what pages and URLs need: at most :data:`MAX_NAME` characters, not only dots, no markup, quotes, ``;`` or
+    slashes.
+    """
+    try:
+        name = check_player_id(name, where)
+    except MatchError as error:
+        raise StoreError(422, where, str(error)) from None
+    if len(name) > MAX_NAME:
+        raise StoreError(422, where, f"'{where}' must be 1-{MAX_NAME} characters. Got {len(name)}: {name!r:.80}.")
     if name.strip(".") == "":
         raise StoreError(422, where, f"'{where}' may not be only dots (it would be a relative path). Got {name!r:.80}.")
-    try:
-        name.encode("utf-8")
-    except UnicodeEncodeError:
-        raise StoreError(422, where, f"'{where}' is not valid Unicode text (a lone surrogate). Got {name!r:.80}.") from None
     bad = _BAD_NAME.search(name)
     if bad:
-        raise StoreError(422, where, f"'{where}' may not contain {bad.group()!r} (no markup, quotes, ';', "
-                                     f"slashes or control characters). Got {name!r:.80}.")
+        raise StoreError(422, where, f"'{where}' may not contain {bad.group()!r} (no markup, quotes, ';' or "
+                                     f"slashes). Got {name!r:.80}.")
     return name
 
 
@@ -117,10 +121,8 @@ def parse_record(record: Any, max_players: int) -> tuple[Match, dict[str, Any]]:
         if size > max_players or len(teams) > max_players:
             raise StoreError(422, "teams", f"'teams': at most {max_players} players in one match (the server's "
                                            f"max_players). Got {size}.")
-        for i, team in enumerate(teams):
-            if isinstance(team, list):
-                for j, player in enumerate(team):
-                    check_player(player, f"teams[{i}][{j}]")
+        record = dict(record, teams=[[check_player(player, f"teams[{i}][{j}]") for j, player in enumerate(team)]
+                                     if isinstance(team, list) else team for i, team in enumerate(teams)])
     match_id = record.get("id")
     if match_id is not None and (not isinstance(match_id, str) or not MATCH_ID.fullmatch(match_id)):
         raise StoreError(422, "id", "'id' must be 1-64 characters of A-Z, a-z, 0-9, '.', '_', ':' and '-', "
@@ -210,15 +212,16 @@ def _check_teams(teams: Any, max_players: int, field_name: str = "teams") -> lis
     if size > max_players:
         raise StoreError(422, field_name, f"'{field_name}': at most {max_players} players. Got {size}.")
     seen: set[str] = set()
+    out = []
     for i, team in enumerate(teams):
         if not isinstance(team, list) or not team:
             raise StoreError(422, f"{field_name}[{i}]", f"'{field_name}[{i}]' must be a non-empty list of players. Got {team!r:.80}.")
-        for j, p in enumerate(team):
-            check_player(p, f"{field_name}[{i}][{j}]")
+        out.append([check_player(p, f"{field_name}[{i}][{j}]") for j, p in enumerate(team)])
+        for p in out[-1]:
             if p in seen:
                 raise StoreError(422, field_name, f"'{field_name}': player {p!r} appears more than once.")
             seen.add(p)
-    return teams
+    return out
 
 
 def check_players(players: Any, max_players: int, field_name: str = "players") -> list[str]:
@@ -227,8 +230,7 @@ def check_players(players: Any, max_players: int, field_name: str = "players") -
         raise StoreError(422, field_name, f"'{field_name}' must be a list of player ids. Got {players!r:.80}.")
     if len(players) > max_players:
         raise StoreError(422, field_name, f"'{field_name}': at most {max_players} players. Got {len(players)}.")
-    for i, p in enumerate(players):
-        check_player(p, f"{field_name}[{i}]")
+    players = [check_player(p, f"{field_name}[{i}]") for i, p in enumerate(players)]
     if len(set(players)) != len(players):
         seen: set[str] = set()
         twice = next(p for p in players if p in seen or seen.add(p))  # type: ignore[func-returns-value]

@@ -23,6 +23,7 @@ import json
 import re
 import secrets
 import time as clock
+import unicodedata
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -449,6 +450,8 @@ def leaderboard(conn: Connection, league: LeagueInfo, *, k: float, by: str, limi
 
 def player_page(conn: Connection, league: LeagueInfo, player: str, *, k: float, recent: int = 10,
                 points: int = 2000) -> dict[str, Any]:
+    if not player.isascii():  # ids are stored in NFC (podium.data.ids): a decomposed "é" in the URL finds its player
+        player = unicodedata.normalize("NFC", player)
     row = conn.execute(select(ratings).where(and_(ratings.c.league_id == league.id, ratings.c.player == player))).first()
     if row is None:
         raise StoreError(404, "player", f"No player {player!r:.80} in league {league.name!r}.")

@@ -53,7 +53,7 @@ def balance(conn: Connection, league: LeagueInfo, players: Any, n_teams: Any, ma
     """
     if isinstance(n_teams, bool) or not isinstance(n_teams, int) or n_teams < 2:
         raise StoreError(422, "teams", f"'teams' must be an integer >= 2. Got {n_teams!r:.80}.")
-    check_players(players, min(max_players, 200))
+    players = check_players(players, min(max_players, 200))
     if len(players) < n_teams:
         raise StoreError(422, "players", f"'players' must hold at least {n_teams} players. Got {players!r:.80}.")
     try:
