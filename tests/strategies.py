@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from datetime import datetime
 
 from hypothesis import strategies as st
@@ -9,7 +10,18 @@ from hypothesis import strategies as st
 from podium import Match
 from podium.data.match import MAX_TIME, MIN_WEIGHT
 
-PLAYER_IDS = st.text(min_size=1, max_size=4)
+# Printable characters by Unicode's general categories (no Other, no Separator but the ASCII space): the player-id
+# rule (podium.data.ids) written from the categories, not from the code it checks.
+PRINTABLE = st.characters(exclude_categories=("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp", "Zs")) | st.just(" ")
+
+
+def player_ids(max_size: int = 4) -> st.SearchStrategy[str]:
+    """Valid player ids in their stored form: printable, no space at either end, in NFC."""
+    return (st.text(PRINTABLE, min_size=1, max_size=max_size).map(lambda s: unicodedata.normalize("NFC", s))
+            .filter(lambda s: s != "" and s.strip(" ") == s))
+
+
+PLAYER_IDS = player_ids()
 
 
 @st.composite

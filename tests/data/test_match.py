@@ -19,6 +19,8 @@ import podium
 from podium import Match, MatchError, Rating
 from podium.data.match import MIN_WEIGHT
 
+from ..strategies import player_ids
+
 NAN, INF = math.nan, math.inf
 
 
@@ -187,7 +189,7 @@ def test_a_repeated_player_anywhere_is_rejected(sizes, data):
 )
 def test_valid_matches_keep_what_they_were_given(sizes, data):
     n = len(sizes)
-    players = data.draw(st.lists(st.text(min_size=1, max_size=5), min_size=sum(sizes), max_size=sum(sizes), unique=True))
+    players = data.draw(st.lists(player_ids(5), min_size=sum(sizes), max_size=sum(sizes), unique=True))
     teams, k = [], 0
     for s in sizes:
         teams.append(players[k:k + s])

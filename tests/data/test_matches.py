@@ -231,7 +231,7 @@ def test_from_arrays_rejects_duplicate_player_names():
 
 
 def test_from_arrays_rejects_non_string_player_names():
-    with pytest.raises(MatchError, match="'players'"):
+    with pytest.raises(MatchError, match=r"'players\[0\]' must be a player id \(str\)"):
         Matches.from_arrays([0, 2], [0, 1, 2], [0, 1], [0, 1], players=[1, 2])  # type: ignore[list-item]
 
 

@@ -21,6 +21,8 @@ import podium
 from podium import Match, MatchError, Matches
 from podium.data.ids import arrow_ids_valid, check_player_id
 
+from ..strategies import PRINTABLE
+
 # One id of each class the rule refuses, with the category Unicode gives its odd character.
 REFUSED = {
     "right-to-left override": ("ann\u202egnp.exe", "Cf"),
@@ -173,10 +175,6 @@ def _valid(player: str) -> bool:
     except MatchError:
         return False
     return True
-
-
-# Printable characters by Unicode's categories (no Other, no Separator but the ASCII space), independent of the code.
-PRINTABLE = st.characters(exclude_categories=("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp", "Zs")) | st.just(" ")
 
 
 @settings(max_examples=300)

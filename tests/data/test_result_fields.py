@@ -18,7 +18,7 @@ import podium
 from podium import Match, MatchError, Matches
 from podium.data.match import MAX_VALUE
 
-from ..strategies import a_match
+from ..strategies import a_match, player_ids
 
 ARRAYS = ("match_start", "team_start", "team_rank", "player", "weight", "time")
 RESULTS = ("score", "higher_is_better", "advantage", "match_weight")
@@ -26,7 +26,7 @@ FIELDS = ("scores", "higher_is_better", "advantage", "weight")
 OLD_HEADER = "match,team,player,rank,weight,time"
 
 # ids the CSV long form keeps as they are (non-empty, no surrounding whitespace, no carriage return)
-CSV_ID = st.text(min_size=1, max_size=5).filter(lambda s: s == s.strip() and "\r" not in s)
+CSV_ID = player_ids(5)
 SCORE = st.none() | st.integers(-1000, 1000) | st.floats(-MAX_VALUE, MAX_VALUE)
 GRADED = st.integers(-3, 3) | st.floats(-1e6, 1e6)  # a graded advantage (booleans: home or not)
 MATCH_WEIGHT = st.sampled_from([1.0, 2.0, 0.5]) | st.floats(1e-6, 1e6)
