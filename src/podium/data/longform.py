@@ -192,7 +192,7 @@ def _players(prepared: Prepared, lazy: bool, index: NameIndex | None) -> tuple[C
         if not _players_apart(run_start, pcode):
             return None
     players: Any = player_ids.take(first_row)
-    if not arrow_ids_valid(players.array):  # the general code normalizes them, or names the id at fault
+    if not players.holds_integers and not arrow_ids_valid(players.array):  # the general code normalizes them, or names the id at fault
         if index is not None and lookup is not None:
             index.truncate(known)
         return None

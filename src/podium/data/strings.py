@@ -53,6 +53,11 @@ class Strings(Sequence[str]):
         return self._array
 
     @property
+    def holds_integers(self) -> bool:
+        """Whether the ids came as integers (their decimal digits: always valid player ids)."""
+        return self._integers is not None
+
+    @property
     def integers(self) -> NDArray[np.int64] | None:
         """The ids as ``int64`` where they came as integers that ``int64`` holds, else None."""
         values = self._integers
