@@ -149,6 +149,21 @@ def tokens(app) -> dict[str, str]:  # type: ignore[no-untyped-def]
     return {role: create_token(app.state.engine, role, f"test {role}") for role in ("admin", "moderator", "reporter")}
 
 
+def upgrade_to(engine: Any, revision: str) -> None:
+    """Migrate a test database to an earlier ``revision`` than the latest (the migration tests write the rows of
+    an old schema, then migrate the rest of the way)."""
+    from alembic import command
+    from alembic.config import Config
+
+    from podium.server import db
+
+    config = Config()
+    config.set_main_option("script_location", str(Path(db.__file__).parent / "migrations"))
+    with engine.begin() as connection:
+        config.attributes["connection"] = connection
+        command.upgrade(config, revision)
+
+
 def auth(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
 

@@ -24,7 +24,7 @@ import podium
 from podium.server import db
 from podium.server.store import rebuild
 
-from .conftest import auth
+from .conftest import auth, upgrade_to
 
 # -- helpers ----------------------------------------------------------------------------------------------
 
@@ -1165,10 +1165,6 @@ def test_login_does_not_redirect_to_a_backslash_host(client: Any, tokens: dict[s
 def test_a_league_from_before_migration_0002_keeps_its_ratings_and_plays_on(db_url: str) -> None:
     """Migration 0002 adds ``ratings.extra`` (NULL for the rows already there); the old league's states load
     with no extra state and its next match is rated from them."""
-    from pathlib import Path
-
-    from alembic import command
-    from alembic.config import Config
     from fastapi.testclient import TestClient
 
     from podium.server import Settings, create_app
@@ -1176,11 +1172,7 @@ def test_a_league_from_before_migration_0002_keeps_its_ratings_and_plays_on(db_u
     from podium.server.store import create_token, get_league
 
     engine = db.make_engine(database_url(db_url))
-    config = Config()
-    config.set_main_option("script_location", str(Path(db.__file__).parent / "migrations"))
-    with engine.begin() as connection:
-        config.attributes["connection"] = connection
-        command.upgrade(config, "0001")
+    upgrade_to(engine, "0001")
     with engine.begin() as conn:
         conn.execute(text("INSERT INTO leagues (name, model, params, moderated, created) "
                           "VALUES ('old', 'elo', '{\"k\": 20.0}', false, 0)"))

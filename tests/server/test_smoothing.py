@@ -27,7 +27,7 @@ from podium.server import Settings, create_app, db, smoothing
 from podium.server.settings import database_url
 from podium.server.store import create_token
 
-from .conftest import auth
+from .conftest import auth, upgrade_to
 
 LEAGUES = "/api/v1/leagues"
 TOL = 1e-9
@@ -579,18 +579,11 @@ def test_the_commands(db_url: str, client: Any, app: Any, tokens: dict[str, str]
 # -- the migration --------------------------------------------------------------------------------------------------
 @pytest.mark.stored_ratings_differ  # (its rows are written straight into the tables of an old revision)
 def test_a_database_from_migration_0002_gains_the_option_off(db_url: str) -> None:
-    from alembic import command
-    from alembic.config import Config
-
     from podium.server.store import get_league
 
     engine = db.make_engine(database_url(db_url))
     try:
-        config = Config()
-        config.set_main_option("script_location", str(Path(db.__file__).parent / "migrations"))
-        with engine.begin() as connection:
-            config.attributes["connection"] = connection
-            command.upgrade(config, "0002")
+        upgrade_to(engine, "0002")
         with engine.begin() as conn:
             conn.execute(text("INSERT INTO leagues (name, model, params, moderated, created) "
                               "VALUES ('old', 'trueskill', '{}', true, 12.5)"))

@@ -13,8 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from alembic import command
-from alembic.config import Config
 from sqlalchemy import select, text
 from typer.testing import CliRunner
 
@@ -24,7 +22,7 @@ from podium.server.backup import BackupError, export_league, import_league
 from podium.server.db import make_engine
 from podium.server.settings import database_url
 
-from .conftest import auth
+from .conftest import auth, upgrade_to
 from .test_api import LEAGUES, create_league, report, snapshot
 
 runner = CliRunner()
@@ -111,11 +109,7 @@ def test_the_migration_gives_existing_leagues_the_kind_of_their_first_timed_matc
     recorded match (a rejected one does not count), or none."""
     engine = make_engine(database_url(db_url))
     try:
-        config = Config()
-        config.set_main_option("script_location", str(Path(db.__file__).parent / "migrations"))
-        with engine.begin() as connection:
-            config.attributes["connection"] = connection
-            command.upgrade(config, "0003")
+        upgrade_to(engine, "0003")
         with engine.begin() as conn:
             for i, name in enumerate(["dates", "numbers", "untimed"]):
                 conn.execute(text("INSERT INTO leagues (id, name, model, params, moderated, created, smoothing) "
@@ -128,9 +122,7 @@ def test_the_migration_gives_existing_leagues_the_kind_of_their_first_timed_matc
                                   "VALUES (:league, :id, :seq, :status, :record, :time, 0)"),
                              {"league": league, "id": match_id, "seq": k if status == "recorded" else None,
                               "status": status, "record": json.dumps(record), "time": when})
-        with engine.begin() as connection:
-            config.attributes["connection"] = connection
-            command.upgrade(config, "head")
+        upgrade_to(engine, "head")
         with engine.connect() as conn:
             kinds = dict(conn.execute(select(db.leagues.c.name, db.leagues.c.time_kind)).all())
         assert kinds == {"dates": "date", "numbers": "number", "untimed": None}
