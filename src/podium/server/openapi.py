@@ -221,12 +221,34 @@ def build_schema(app: FastAPI) -> dict[str, Any]:
                 operation["security"] = [{BEARER: []}]
                 operation["description"] = (operation.get("description", "") +
                                             f"\n\nNeeds a token of the {op.role} role (or a stronger one).").strip()
+    _add_links(schema)
     components = schema.setdefault("components", {})
     components["schemas"] = dict(SCHEMAS)  # (FastAPI's validation error schemas describe no answer of this server)
     components["securitySchemes"] = {BEARER: {
         "type": "http", "scheme": "bearer",
         "description": "A token from 'podium token create' or POST /api/v1/tokens: Authorization: Bearer pod_..."}}
     return schema
+
+
+def _add_links(schema: dict[str, Any]) -> None:
+    """OpenAPI links from what creates a league or a match to what reads or changes it (clients and stateful
+    testing follow them)."""
+    targets: dict[str, list[str]] = {"league": [], "match": []}
+    for path, methods in schema["paths"].items():
+        for method, operation in methods.items():
+            if path.startswith(_MATCH_PATH):
+                targets["match"].append(operation["operationId"])
+            elif path.startswith(_LEAGUE_PATH) and "{" not in path[len(_LEAGUE_PATH):]:
+                targets["league"].append(operation["operationId"])
+    sources = {("post", "/api/v1/leagues"): ("league", ("201",)),
+               ("post", _LEAGUE_PATH + "/matches"): ("match", ("200", "201", "202"))}
+    for (method, path), (kind, statuses) in sources.items():
+        parameters = ({"name": "$response.body#/name"} if kind == "league" else
+                      {"name": "$request.path.name", "match_id": "$response.body#/id"})
+        links = {operation_id: {"operationId": operation_id, "parameters": parameters}
+                 for operation_id in targets[kind]}
+        for status in statuses:
+            schema["paths"][path][method]["responses"][status]["links"] = links
 
 
 def allowed_methods(app: FastAPI, scope: dict[str, Any]) -> list[str]:
