@@ -15,6 +15,7 @@ parameters).  The 422 body must still be the declared error.
 
 from __future__ import annotations
 
+import os
 import shutil
 import zlib
 from collections.abc import Iterator
@@ -29,9 +30,10 @@ from hypothesis import HealthCheck, settings  # noqa: E402
 
 from .conftest import auth, check_replayable  # noqa: E402
 
-SEED = 45
-MAX_EXAMPLES = 100
-STATEFUL_EXAMPLES = 60
+# A longer or different run: PODIUM_FUZZ_SEED=7 PODIUM_FUZZ_EXAMPLES=1000 pytest tests/server/test_schema_fuzz.py
+SEED = int(os.environ.get("PODIUM_FUZZ_SEED", "45"))
+MAX_EXAMPLES = int(os.environ.get("PODIUM_FUZZ_EXAMPLES", "100"))
+STATEFUL_EXAMPLES = MAX_EXAMPLES * 3 // 5
 STATEFUL_STEPS = 10
 
 CONFIG = f"""
