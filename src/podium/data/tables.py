@@ -318,8 +318,9 @@ def _from_arrow(table: Any, name: str, skipped: list[str] | None) -> Columns:
     tcode, _ = _codes(team_col)
     pcode, player_values, bad_ids = checked_codes(*_codes(player_col))
     for code, problem in bad_ids.items():
-        problems.append((np.flatnonzero(pcode == code), lambda row, problem=problem: (
-            f"{label(row)}: 'player' must be a player id: {_show(player_values[pcode[row]])} {problem}.")))
+        def bad_id(row: int, problem: str = problem) -> str:  # (bound now: the loop moves on)
+            return f"{label(row)}: 'player' must be a player id: {_show(player_values[pcode[row]])} {problem}."
+        problems.append((np.flatnonzero(pcode == code), bad_id))
     n_t, n_p = max(len(_) + 1, 1), len(player_values) + 1
     tcode = np.where(tcode < 0, n_t - 1, tcode)
     pcode_safe = np.where(pcode < 0, n_p - 1, pcode)
