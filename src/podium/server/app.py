@@ -31,7 +31,8 @@ from sqlalchemy.exc import IntegrityError, OperationalError, SQLAlchemyError
 from . import smoothing, store
 from .db import make_engine, migrate, read_transaction
 from .ratelimit import RateLimit
-from .records import MATCH_SCHEMA, TEAMS_SCHEMA, request_schema
+from .openapi import install as install_openapi
+from .records import MATCH_SCHEMA, PLAYER_SCHEMA, TEAMS_SCHEMA, request_schema
 from .settings import ENVIRONMENT, SWITCH_INTERVAL, Settings, settings_from_env  # (the environment: re-exported)
 from .store import StoreError, TokenInfo
 from .teams import PREDICT_MAX_PLAYERS
@@ -345,7 +346,7 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
             return {"leagues": store.list_leagues(conn)}
 
     @app.post("/api/v1/leagues", status_code=201, tags=["leagues"], openapi_extra=request_schema({
-        "name": {"type": "string", "pattern": store.LEAGUE_NAME.pattern},
+        "name": {"type": "string", "pattern": f"^{store.LEAGUE_NAME.pattern}$"},
         "model": {"type": "string", "enum": sorted(store.MODELS)},
         "params": {"type": "object"}, "moderated": {"type": "boolean"}, "smoothing": {"type": "boolean"}},
         ["name", "model"]))
@@ -374,10 +375,7 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
             return league.to_dict() | {"matches": board["matches"], "players": board["total"]}
 
     # -- matches -----------------------------------------------------------------------------------------
-    @app.post("/api/v1/leagues/{name}/matches", tags=["matches"], status_code=201, openapi_extra=MATCH_SCHEMA,
-              responses={200: {"description": "A retry of a match already reported (same id, same content)."},
-                         202: {"description": "Stored as pending: the league is moderated."},
-                         409: {"description": "The id belongs to a different match."}})
+    @app.post("/api/v1/leagues/{name}/matches", tags=["matches"], status_code=201, openapi_extra=MATCH_SCHEMA)
     async def report(name: str, request: Request) -> Any:
         # The token is checked inside the write transaction (one query fewer per report), so a bad token
         # with a bad body (or an unknown league, which reads show anyway) gets the body's 4xx; a request
@@ -447,9 +445,7 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
             return store.leaderboard(conn, store.get_league(conn, name), k=k, by=by, limit=limit, offset=offset,
                                      min_games=min_games)
 
-    @app.get("/api/v1/leagues/{name}/smoothed", tags=["ratings"],
-             responses={404: {"description": "No such league, its smoothing option is off, or nothing was "
-                                             "computed yet (the field says which)."}})
+    @app.get("/api/v1/leagues/{name}/smoothed", tags=["ratings"])
     def smoothed(name: str, k: float = Query(3.0, ge=0, le=10), limit: int = Query(settings.page_size, ge=0, le=1000),
                  offset: int = Query(0, ge=0, le=QUERY_MAX)) -> Any:
         """The league's smoothed leaderboard (TrueSkill Through Time over the approved log) by ``mu - k sigma``,
@@ -463,7 +459,7 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
             return store.player_page(conn, store.get_league(conn, name), player, k=k, recent=recent)
 
     @app.post("/api/v1/leagues/{name}/predict", tags=["ratings"], openapi_extra=request_schema(
-        {"teams": TEAMS_SCHEMA, "players": {"type": "array", "items": {"type": "string"}}}, []))
+        {"teams": TEAMS_SCHEMA, "players": {"type": "array", "items": PLAYER_SCHEMA}}, []))
     async def predict(name: str, request: Request) -> Any:
         body = _fields(await json_body(request), {"teams", "players"}, set())
         if ("teams" in body) == ("players" in body):
@@ -480,7 +476,7 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
         return await run_in_threadpool(run)
 
     @app.post("/api/v1/leagues/{name}/balance", tags=["ratings"], openapi_extra=request_schema(
-        {"players": {"type": "array", "items": {"type": "string"}}, "teams": {"type": "integer", "minimum": 2}},
+        {"players": {"type": "array", "items": PLAYER_SCHEMA}, "teams": {"type": "integer", "minimum": 2}},
         ["players"]))
     async def balance(name: str, request: Request) -> Any:
         body = _fields(await json_body(request), {"players", "teams"}, {"players"})
@@ -523,6 +519,7 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
     from .pages import add_pages, render
 
     add_pages(app, engine, settings)
+    install_openapi(app)  # (the statuses, bodies and security of every operation above: openapi.py)
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
     if settings.token_rate > 0 or settings.address_rate > 0:
         async def verify(token: str) -> bool:

@@ -20,14 +20,15 @@ from sqlalchemy import and_, func, select, update
 from sqlalchemy.engine import Connection
 
 from ..data.ids import check_player_id
-from ..data.match import RECORD_KEYS, Match, MatchError, is_date_time
+from ..data.match import (MAX_MATCH_WEIGHT, MAX_TIME, MAX_VALUE, MIN_WEIGHT, RECORD_KEYS, Match, MatchError,
+                          is_date_time)
 from ..engine.league import PlayerState
 from ..models import MODELS, Model
 from .bulk import read_states
 from .db import history, leagues, matches
 
 __all__ = ["StoreError", "LeagueInfo", "get_league", "check_player", "check_players", "parse_record",
-           "record_match", "request_schema", "TEAMS_SCHEMA", "MATCH_SCHEMA", "TimeKind"]
+           "record_match", "request_schema", "PLAYER_SCHEMA", "TEAMS_SCHEMA", "MATCH_SCHEMA", "TimeKind"]
 
 MATCH_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,63}")
 # Player ids are shown in pages and used in URLs: no markup, no path separators, no control characters.
@@ -323,17 +324,31 @@ def request_schema(properties: dict[str, Any], required: list[str]) -> dict[str,
         "type": "object", "additionalProperties": False, "properties": properties, "required": required}}}}}
 
 
-TEAMS_SCHEMA = {"type": "array", "minItems": 2, "items": {"type": "array", "minItems": 1, "items": {"type": "string"}}}
+# A player id's rule (podium.data.ids) is not a regular expression: the description states it.
+PLAYER_SCHEMA = {"type": "string", "minLength": 1, "maxLength": MAX_NAME, "description": (
+    "A player id: 1 to 64 printable characters (Python's str.isprintable), without a space at either end or any of "
+    "< > & \" ` ; / \\, not only dots, compared in Unicode's NFC.")}
+TEAMS_SCHEMA = {"type": "array", "minItems": 2, "items": {"type": "array", "minItems": 1, "items": PLAYER_SCHEMA}}
+# The record format's limits (podium.data.match) where a schema can state them; the rest (ranks as long as teams,
+# one kind of time per league, ...) the server checks and answers 422 naming the field.
+_VALUE = {"type": "number", "minimum": -MAX_VALUE, "maximum": MAX_VALUE}
 MATCH_SCHEMA = request_schema({
-    "id": {"type": "string", "description": "Client-chosen id: retrying a report with the same id is idempotent."},
+    "id": {"type": "string", "pattern": f"^{MATCH_ID.pattern}$",
+           "description": "Client-chosen id: retrying a report with the same id is idempotent."},
     "teams": TEAMS_SCHEMA,
-    "ranks": {"type": "array", "items": {"type": ["integer", "null"]}, "description": "0 best; null = did not finish."},
-    "weights": {"type": "array", "items": {"type": "array", "items": {"type": "number"}}},
-    "time": {"type": ["string", "number", "null"]},
+    "ranks": {"type": "array", "items": {"type": ["integer", "null"], "minimum": 0},
+              "description": "0 best; null = did not finish."},
+    "weights": {"type": "array", "items": {"type": "array", "items": {
+        "type": "number", "minimum": MIN_WEIGHT, "maximum": 1}}, "description": "Partial play, per player"},
+    "time": {"type": ["string", "number", "null"], "exclusiveMinimum": -MAX_TIME, "exclusiveMaximum": MAX_TIME,
+             "description": "A number (any unit) or an ISO-8601 date/time; a league takes one kind"},
     "meta": {"type": "object"},
     # What a result says beyond the order (docs/design.md); the record's checks are podium.Match's.
-    "scores": {"type": "array", "items": {"type": ["number", "null"]}, "description": "Each team's score; null: none"},
+    "scores": {"type": "array", "items": {"type": ["number", "null"], "minimum": -MAX_VALUE, "maximum": MAX_VALUE},
+               "description": "Each team's score; null: none"},
     "higher_is_better": {"type": "boolean", "default": True, "description": "False for race times"},
-    "advantage": {"type": "array", "items": {"type": ["number", "boolean"]}, "description": "1 or true: home side"},
-    "weight": {"type": "number", "exclusiveMinimum": 0, "default": 1, "description": "The match's importance"},
+    "advantage": {"type": "array", "items": {"type": ["number", "boolean"], "minimum": -MAX_VALUE,
+                                             "maximum": MAX_VALUE}, "description": "1 or true: home side"},
+    "weight": {"type": "number", "minimum": MIN_WEIGHT, "maximum": MAX_MATCH_WEIGHT, "default": 1,
+               "description": "The match's importance"},
 }, ["teams"])
