@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["MatchError", "arrow_ids_valid", "check_player_id", "checked_codes", "id_problem", "plain_ids"]
+__all__ = ["MatchError", "arrow_ids_valid", "check_player_id", "checked_codes", "id_problem", "plain_ids", "stored_form"]
 
 
 class MatchError(ValueError):
@@ -40,6 +40,11 @@ def plain_ids(players: Sequence[Any]) -> bool:
         return False
     return (joined.isascii() and joined.isprintable() and joined[:1] not in ("", " ", "|")
             and joined[-1] not in (" ", "|") and " |" not in joined and "| " not in joined and "||" not in joined)
+
+
+def stored_form(player: str) -> str:
+    """``player`` in NFC, the form ids are kept in: the key a lookup by id asks for (ASCII is NFC already)."""
+    return player if player.isascii() else unicodedata.normalize("NFC", player)
 
 
 def id_problem(player: str) -> str | None:
@@ -72,8 +77,7 @@ def check_player_id(player: Any, where: str) -> str:
         if not isinstance(player, str):
             raise MatchError(f"'{where}' must be a player id (str). Got {_show(player)}.")
         player = str(player)
-    if not player.isascii():
-        player = unicodedata.normalize("NFC", player)
+    player = stored_form(player)
     problem = id_problem(player)
     if problem is not None:
         raise MatchError(f"'{where}' must be a player id: {_show(player)} {problem}.")
@@ -86,7 +90,7 @@ def checked_codes(codes: NDArray[np.int64], values: list[Any]
     NFC, those equal in NFC one code, and what breaks the rule in each bad value by its (new) code."""
     if plain_ids(values):
         return codes, values, {}
-    normal = [unicodedata.normalize("NFC", v) if type(v) is str and not v.isascii() else v for v in values]
+    normal = [stored_form(v) if type(v) is str else v for v in values]
     merged = list(dict.fromkeys(normal))
     if len(merged) < len(values):
         position = {v: i for i, v in enumerate(merged)}

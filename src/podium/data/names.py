@@ -26,7 +26,6 @@ Strings are kept as UTF-8; a Python ``str`` with a lone surrogate (which UTF-8 c
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -35,6 +34,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from . import decimal_ids
+from .ids import stored_form
 from .strings import Strings
 
 __all__ = ["NameIndex", "distinct", "encode", "enlarge", "grown"]
@@ -497,8 +497,7 @@ class NameIndex:
             return row
         if not isinstance(name, str) or self._n == 0:
             return None
-        if not name.isascii():  # ids are kept in NFC (podium.data.ids): a decomposed "é" finds its player
-            name = unicodedata.normalize("NFC", name)
+        name = stored_form(name)  # ids are kept in NFC: a decomposed "é" finds its player
         found = int(self.rows([name], add=False)[0])
         if found < 0:
             return None

@@ -10,7 +10,6 @@ match's updates from the ratings before it and applying them together.
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain, compress
@@ -19,6 +18,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
+from ..data.ids import stored_form
 from ..data.longform import Lookup
 from ..data.match import Match, MatchError
 from ..data.matches import Matches
@@ -392,7 +392,7 @@ class League:
         if players is None:
             names, rows = self._players.to_list(), np.arange(len(self._players))
         else:
-            asked = [p if p.isascii() else unicodedata.normalize("NFC", p) for p in players if isinstance(p, str)]
+            asked = [stored_form(p) for p in players if isinstance(p, str)]
             found = self._players.rows(asked, add=False) if asked else np.zeros(0, dtype=np.int64)
             names, rows = [p for p, r in zip(asked, found.tolist()) if r >= 0], found[found >= 0]
         mu, sigma = st.mu[rows].tolist(), st.sigma[rows].tolist()

@@ -326,7 +326,7 @@ def request_schema(properties: dict[str, Any], required: list[str]) -> dict[str,
 
 # A player id's rule (podium.data.ids) is not a regular expression: the description states it.
 PLAYER_SCHEMA = {"type": "string", "minLength": 1, "maxLength": MAX_NAME, "description": (
-    "A player id: 1 to 64 printable characters (Python's str.isprintable), without a space at either end or any of "
+    f"A player id: 1 to {MAX_NAME} printable characters (Python's str.isprintable), without a space at either end or any of "
     "< > & \" ` ; / \\, not only dots, compared in Unicode's NFC.")}
 TEAMS_SCHEMA = {"type": "array", "minItems": 2, "items": {"type": "array", "minItems": 1, "items": PLAYER_SCHEMA}}
 # The record format's limits (podium.data.match) where a schema can state them; the rest (ranks as long as teams,

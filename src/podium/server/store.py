@@ -23,7 +23,6 @@ import json
 import re
 import secrets
 import time as clock
-import unicodedata
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -32,6 +31,7 @@ from typing import Any
 from sqlalchemy import and_, bindparam, func, insert, or_, select, update
 from sqlalchemy.engine import Connection, Engine
 
+from ..data.ids import stored_form
 from ..data.match import Match, MatchError, parse_time
 from ..data.matches import Matches
 from ..engine.league import League
@@ -450,8 +450,7 @@ def leaderboard(conn: Connection, league: LeagueInfo, *, k: float, by: str, limi
 
 def player_page(conn: Connection, league: LeagueInfo, player: str, *, k: float, recent: int = 10,
                 points: int = 2000) -> dict[str, Any]:
-    if not player.isascii():  # ids are stored in NFC (podium.data.ids): a decomposed "é" in the URL finds its player
-        player = unicodedata.normalize("NFC", player)
+    player = stored_form(player)  # ids are stored in NFC: a decomposed "é" in the URL finds its player
     row = conn.execute(select(ratings).where(and_(ratings.c.league_id == league.id, ratings.c.player == player))).first()
     if row is None:
         raise StoreError(404, "player", f"No player {player!r:.80} in league {league.name!r}.")
