@@ -23,9 +23,10 @@ hashed into the string table before the next lookup by text.  Rows enter in row 
 
 from __future__ import annotations
 
-import numba as nb
 import numpy as np
 from numpy.typing import NDArray
+
+from ..jit import kernel
 
 __all__ = ["DENSITY", "MAX_LOAD", "MIN_SPAN", "digits", "direct_find_or_add", "find_or_add", "insert",
            "insert_names", "new_table", "parse", "remove"]
@@ -35,7 +36,7 @@ MIN_SPAN = 1 << 24  # ... or this many, whichever is more (64 MB of int32, made 
 MAX_LOAD = 0.7  # the hash table: entries per slot at most (a slot is 16 bytes: 268 MB for ten million ids)
 _EMPTY = -1  # the row of a free slot
 
-_jit = nb.njit(cache=True, nogil=True)
+_jit = kernel(cache=True, nogil=True)
 
 
 def new_table(size: int) -> NDArray[np.int64]:

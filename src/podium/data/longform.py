@@ -20,10 +20,10 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-import numba as nb
 import numpy as np
 from numpy.typing import NDArray
 
+from ..jit import kernel
 from .ids import arrow_ids_valid
 from .match import MatchError
 from .names import NameIndex, distinct
@@ -34,7 +34,7 @@ from .tables import Columns, _from_arrow, _ranks, _times, _weights, run_starts
 
 __all__ = ["Lookup", "Prepared", "complete", "fast", "prepare"]
 
-_jit = nb.njit(cache=True, nogil=True)
+_jit = kernel(cache=True, nogil=True)
 _PAIRWISE = 32  # up to this many teams (rows) a match, distinct teams (players) are checked pair by pair
 
 

@@ -29,10 +29,10 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-import numba as nb
 import numpy as np
 from numpy.typing import NDArray
 
+from ..jit import kernel
 from . import decimal_ids
 from .ids import stored_form
 from .strings import Strings
@@ -42,7 +42,7 @@ __all__ = ["NameIndex", "distinct", "encode", "enlarge", "grown"]
 _EMPTY = -1  # a free slot; a used one holds (23 bits of the name's hash) << 40 | row
 _MAX_LOAD = 0.5
 
-_jit = nb.njit(cache=True, nogil=True)
+_jit = kernel(cache=True, nogil=True)
 
 
 def _hash_of(data: NDArray[np.uint8], start: int, stop: int) -> np.uint64:
@@ -59,22 +59,7 @@ def _hash_of(data: NDArray[np.uint8], start: int, stop: int) -> np.uint64:
     return h
 
 
-def _hash_plain(data: NDArray[np.uint8], start: int, stop: int) -> np.uint64:
-    """:func:`_hash_of` in Python integers, for ``NUMBA_DISABLE_JIT=1`` (where numpy would warn of the overflows
-    that the compiled code wraps silently): the same value."""
-    mask = (1 << 64) - 1
-    h = 0xCBF29CE484222325
-    for i in range(start, stop):
-        h = ((h ^ int(data[i])) * 0x100000001B3) & mask
-    h ^= h >> 33
-    h = (h * 0xFF51AFD7ED558CCD) & mask
-    h ^= h >> 33
-    h = (h * 0xC4CEB9FE1A85EC53) & mask
-    h ^= h >> 33
-    return np.uint64(h)
-
-
-_hash = _hash_plain if getattr(nb.config, "DISABLE_JIT", False) else _jit(_hash_of)
+_hash = _jit(_hash_of)  # interpreted, numpy's uint64 wraps as the compiled code does (its warnings are off there)
 
 
 @_jit

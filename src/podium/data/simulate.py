@@ -10,7 +10,6 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.special import ndtri
 
 from .match import Match
 from .matches import Matches
@@ -52,6 +51,8 @@ def _draw_margin(draw_probability: float, team_size: float) -> float:
     Team performance is the sum of ``team_size`` unit-variance performances, so ``X_1 - X_2`` has
     variance ``2 * team_size`` and ``draw_probability = 2 Phi(eps / sqrt(2 n)) - 1`` (TrueSkill paper, 4.1).
     """
+    from scipy.special import ndtri  # here: scipy costs every import of podium a quarter of a second
+
     return math.sqrt(2.0 * team_size) * float(ndtri((1.0 + draw_probability) / 2.0))
 
 

@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
+from ..jit import adaptive, small
 from ..data.ids import stored_form
 from ..data.longform import Lookup
 from ..data.match import Match, MatchError
@@ -221,8 +222,9 @@ class League:
         if not isinstance(match, Match):
             raise MatchError(f"'match' must be a podium.Match. Got {type(match).__name__}: {match!r:.80}.")
         self.model._check_team_count(len(match.teams))
-        packed = Matches.from_matches([match])
-        self._replay(packed)
+        with small():
+            packed = Matches.from_matches([match])
+            self._replay(packed)
         return {p: self.rating(p) for p in packed.players}
 
     def record_many(self, matches: Matches | Iterable[Match] | Iterable[Matches], progress: bool = False) -> League:
@@ -253,7 +255,7 @@ class League:
         packed = matches
         self._check_team_counts(packed)
         if not progress or len(packed) <= _CHUNK:
-            self._replay(packed)
+            adaptive(len(packed), lambda a, b: self._replay(packed if (a, b) == (0, len(packed)) else packed[a:b]))
             return self
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 

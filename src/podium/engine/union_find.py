@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ..jit import small
 from ..data.matches import Matches
 from ..data.names import enlarge
 from ..kernels.common import most_teams
@@ -176,7 +177,8 @@ class UnionFind:
     def join(self, match_start: NDArray[np.int64], team_start: NDArray[np.int64], player: NDArray[np.int64],
              rows: NDArray[np.int64]) -> None:
         """Join the players of every match now (:func:`link_matches`)."""
-        link_matches(match_start, team_start, player, rows, self.parent, self.size, self.near, self.anchor)
+        with small(len(player)):
+            link_matches(match_start, team_start, player, rows, self.parent, self.size, self.near, self.anchor)
 
     def link(self, packed: Matches, rows: NDArray[np.int64]) -> None:
         """Join the players of every match of ``packed``; ``rows`` maps its player list to nodes.
@@ -215,7 +217,8 @@ class UnionFind:
     def labels(self, n: int) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
         """Component labels of nodes ``0 .. n-1`` (largest first, ties to the lowest node) and the sizes."""
         self.flush()
-        return _relabel(_roots(self.parent, n), np.ones(n, dtype=np.bool_))
+        with small(n):
+            return _relabel(_roots(self.parent, n), np.ones(n, dtype=np.bool_))
 
 
 class JoinBehind:

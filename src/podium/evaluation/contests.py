@@ -89,7 +89,7 @@ def _round_inversions(round_start: NDArray[np.int64], x: NDArray[np.float64]) ->
         s = round_start[r]
         n = round_start[r + 1] - s
         seg = x[s:s + n]
-        order = np.argsort(seg)
+        order = np.argsort(seg, kind="mergesort")
         dense = np.empty(n, dtype=np.int64)
         k = 0
         for i in range(n):

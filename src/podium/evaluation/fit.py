@@ -33,7 +33,6 @@ from dataclasses import dataclass
 from typing import Any, Union, overload
 
 import numpy as np
-from scipy.optimize import minimize, minimize_scalar
 
 from ..data.match import Match
 from ..data.matches import Matches
@@ -472,6 +471,8 @@ def _first_points(x0: np.ndarray, domains: list[str]) -> list[np.ndarray]:
 
 def _search(objective: Any, x0: np.ndarray, domains: list[str], max_evaluations: int) -> None:
     """Minimize ``objective`` from ``x0`` (free coordinates); the objective keeps its best point."""
+    from scipy.optimize import minimize, minimize_scalar  # here: scipy.optimize is a third of a second to import
+
     if len(x0) == 1:
         minimize_scalar(objective, bounds=_bounds(x0, domains)[0], method="bounded",
                         options={"xatol": 1e-3, "maxiter": max_evaluations})

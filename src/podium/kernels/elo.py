@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import math
 
-import numba as nb
 import numpy as np
 from numpy.typing import NDArray
 
+from ..jit import kernel
 from ..ordering.luce import ARITHMETIC, plackett_luce_gradient
 from ..ordering.numerics import inv_mills, jit, log_ndtr, ndtr
 from .common import match_spread, most_teams, provisional_factor, team_sums
@@ -223,7 +223,7 @@ def _family_gradient(kind: int, a: int, b: int, c: int, s: NDArray[np.float64], 
     return plackett_luce_gradient(s, rank, n, a, grad, fw, iw, want_ll, b)
 
 
-@nb.njit(cache=True, nogil=True, inline="always")
+@kernel(cache=True, nogil=True, inline="always")
 def _duel_loop(
     pair_performance: int, pair_update: int, k: float, inv_scale: float, initial: float, spread: float,
     provisional: float,

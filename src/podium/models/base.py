@@ -22,6 +22,7 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 from numpy.typing import NDArray
 
+from ..jit import small_work
 from ..data.match import MAX_MU, Match, MatchError
 from ..data.matches import Matches
 from ..data.rating import Rating, ratings_of
@@ -46,15 +47,10 @@ def fit_start(model: Any, name: str) -> float:
     """Where :func:`podium.fit` starts a parameter of the Elo family or Thurstone: its value, or for ``spread``
     and ``provisional`` at 0 (valid models, but not a start on fit's log scale) a small one."""
     value = model._fit_value(name)
-    if name == "spread":
-        return max(value, 1e-3)
-    if name == "provisional":
-        return max(value, 0.5)
-    if name == "margin_power":
-        return max(value, 0.5)
-    if name == "margin_autocorrelation":
-        return max(value, 0.05)
-    return value
+    return max(value, _FIT_FLOORS[name]) if name in _FIT_FLOORS else value
+
+
+_FIT_FLOORS = {"spread": 1e-3, "provisional": 0.5, "margin_power": 0.5, "margin_autocorrelation": 0.05}
 
 
 def split_fit_name(name: str) -> tuple[str, str | None]:
@@ -372,6 +368,7 @@ class Model(Hyperparameters, ABC):
         return rating
 
     # -- public single-match methods -------------------------------------------------------------
+    @small_work
     def rate(self, match: Match, ratings: Mapping[str, Rating]) -> dict[str, Rating]:
         """The ratings of the match's players after it; ``ratings`` (before) is not changed.
 
@@ -382,6 +379,7 @@ class Model(Hyperparameters, ABC):
         self._replay(packed, np.arange(len(mu)), state, None)
         return ratings_of(packed.players, state.mu.tolist(), state.sigma.tolist())
 
+    @small_work
     def log_likelihood(self, match: Match, ratings: Mapping[str, Rating]) -> float:
         """``log P(the match's outcome | ratings before it)`` under the model."""
         packed, mu, sigma = self._pack(match, ratings)
@@ -404,11 +402,11 @@ class Model(Hyperparameters, ABC):
         meta = {by.key: context} if context is not None and isinstance(by, ByContext) else None
         return self._pack(Match(teams, weights=weights, advantage=advantage, meta=meta), ratings)
 
+    @small_work
     def win_probabilities(
         self, teams: Sequence[Sequence[str]], ratings: Mapping[str, Rating],
         weights: Sequence[Sequence[float]] | None = None, advantage: Sequence[float | bool] | None = None,
-        context: str | None = None,
-    ) -> NDArray[np.float64]:
+        context: str | None = None) -> NDArray[np.float64]:
         """``P(team i finishes first)`` for each team; the entries sum to 1.
 
         ``advantage`` is each team's edge as a match records it (1 or True for the home side): the model adds its
@@ -418,11 +416,11 @@ class Model(Hyperparameters, ABC):
         packed, mu, sigma = self._pack_teams(teams, ratings, weights, advantage, context)
         return normalized(self._log_win(packed, mu, sigma))
 
+    @small_work
     def rank_probabilities(
         self, teams: Sequence[Sequence[str]], ratings: Mapping[str, Rating],
         weights: Sequence[Sequence[float]] | None = None, advantage: Sequence[float | bool] | None = None,
-        context: str | None = None,
-    ) -> NDArray[np.float64]:
+        context: str | None = None) -> NDArray[np.float64]:
         """``P[i, k]``: the probability that team ``i`` finishes in place ``k`` (0 is first).
 
         Rows and columns sum to 1.  Computed from the model's predictive performances by
@@ -435,6 +433,7 @@ class Model(Hyperparameters, ABC):
             return rank_probabilities(-loc, scale, density="gumbel")[:, ::-1].copy()
         return rank_probabilities(loc, scale, density=density, shape=shape)
 
+    @small_work
     def quality(self, teams: Sequence[Sequence[str]], ratings: Mapping[str, Rating],
                 weights: Sequence[Sequence[float]] | None = None,
                 advantage: Sequence[float | bool] | None = None, context: str | None = None) -> float:

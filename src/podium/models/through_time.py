@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ..jit import small, small_work
 from ..data.match import Match
 from ..data.matches import Matches
 from ..data.rating import Rating, leaderboard_rows
@@ -163,6 +164,7 @@ class Smoothed:
         return SmoothTrajectory(player, self._match[rows].copy(), self._time[rows].copy(), self._mu[rows].copy(),
                                 self._sigma[rows].copy())
 
+    @small_work
     def ratings(self, at: float | str | None = None) -> dict[str, Rating]:
         """Everyone's smoothed skill at time ``at`` (default: the history's last time), given all matches.
 
@@ -391,6 +393,10 @@ class TrueSkillThroughTime(GaussianMargins, Hyperparameters):
             Show a progress bar (rich) of the sweeps.
         """
         packed = matches if isinstance(matches, Matches) else Matches.from_matches(list(matches))
+        with small(20 * len(packed.player)):  # each sweep visits every player of every match: interpreted up to ~500
+            return self._smooth(packed, tolerance, max_iterations, progress)
+
+    def _smooth(self, packed: Matches, tolerance: float, max_iterations: int, progress: bool) -> Smoothed:
         tol = self._positive("tolerance", tolerance)
         if isinstance(max_iterations, bool) or not isinstance(max_iterations, int) or max_iterations < 0:
             raise ValueError(f"'max_iterations' must be a non-negative int. Got {max_iterations!r:.80}.")

@@ -65,6 +65,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ..jit import small_work
 from ..data.match import Match
 from ..data.matches import Matches
 from ..data.rating import Rating
@@ -363,6 +364,7 @@ class TrueSkill(GaussianMargins, Model):
         return log_win_probabilities(tm, scale=np.sqrt(tv))
 
     # -- predictions -------------------------------------------------------------------------------------
+    @small_work
     def log_likelihood(self, match: Match, ratings: Mapping[str, Rating]) -> float:
         """``log P(the match's outcome | ratings before it)`` under the predictive model.
 
@@ -378,6 +380,7 @@ class TrueSkill(GaussianMargins, Model):
         tm, tv, size = self._team_predictive(packed, mu, sigma)
         return float(team_log_outcome(tm, tv, packed.team_rank, size, self._margin, self._update))
 
+    @small_work
     def quality(self, teams: Sequence[Sequence[str]], ratings: Mapping[str, Rating],
                 weights: Sequence[Sequence[float]] | None = None,
                 advantage: Sequence[float | bool] | None = None, context: str | None = None) -> float:

@@ -106,7 +106,7 @@ def clusters(loc: NDArray[np.float64], scale: NDArray[np.float64], kind: int, sh
     passing into another cluster either way; apart, each keeps its own digits."""
     n = len(loc)
     lo, hi = prior_windows(loc, scale, kind, shape)
-    order = np.argsort(lo)
+    order = np.argsort(lo, kind="mergesort")
     cluster = np.empty(n, dtype=np.int64)
     count = 0
     reach = -np.inf

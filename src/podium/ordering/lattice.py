@@ -87,7 +87,7 @@ def build_lattice(lo: NDArray[np.float64], hi: NDArray[np.float64], step: NDArra
     h0 = np.inf
     for i in range(m):
         h0 = min(h0, step[i])
-    order = np.argsort(lo[:m])
+    order = np.argsort(lo[:m], kind="mergesort")
     uniform = True
     for i in range(m):
         if step[i] >= 2.0 * h0:

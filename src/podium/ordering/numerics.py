@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import math
 
-import numba as nb
 import numpy as np
 from numpy.typing import NDArray
+
+from ..jit import kernel
 
 __all__ = [
     "log_ndtr", "ndtr", "norm_logpdf", "inv_mills", "log1mexp", "logaddexp", "logsumexp",
@@ -27,7 +28,7 @@ _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 _SQRT_2PI = math.sqrt(2.0 * math.pi)
 _LN2 = math.log(2.0)
 
-jit = nb.njit(cache=True, fastmath=False, nogil=True)
+jit = kernel(cache=True, fastmath=False, nogil=True)
 
 
 @jit

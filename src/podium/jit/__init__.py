@@ -1,0 +1,343 @@
+"""podium's kernels: compiled by numba where the work pays for it, run as Python where it does not.
+
+Every kernel is written once, as numba-compatible Python, and decorated with :func:`kernel`.  The decorator
+returns a :class:`Kernel`, which runs the function one of two ways:
+
+- **interpreted**: the Python source itself, with the kernels it calls also interpreted and ``math`` replaced by
+  :mod:`podium.jit.ieee` (the IEEE results numba's compiled ``math`` gives: ``log(0) = -inf``, ``exp(1000) = inf``,
+  where Python's raises), under ``numpy.errstate(all="ignore")`` (compiled code neither warns nor raises on
+  overflow).  A single match costs tens of microseconds this way and nothing is compiled or imported;
+- **compiled**: numba's dispatcher of the same source (cached on disk), the kernels it calls compiled with it.
+  numba is imported when the first kernel is compiled, never by ``import podium``.
+
+Which one runs (``PODIUM_JIT``; ``docs/design.md``, "Start-up"):
+
+- ``auto`` (the default): a call inside :func:`small` (the single-match methods, a short history) is interpreted
+  until its kernel has been compiled in this process; once a kernel has spent :data:`BUDGET` seconds interpreted
+  (a long-lived game server), a background thread compiles it (or loads it from numba's cache) and the calls
+  after that run compiled.  Any other call (a history, an evaluation) compiles, or loads from the cache, first;
+- ``compiled``: every call compiles first (numba's behaviour);
+- ``interpreted``: nothing is ever compiled (as ``NUMBA_DISABLE_JIT=1``, which also selects it).
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import inspect
+import math
+import os
+import sys
+import threading
+import textwrap
+import time
+import types
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+import numpy as np
+
+from . import ieee as _ieee
+
+__all__ = ["BUDGET", "SMALL", "SMALL_TEAMS", "Kernel", "adaptive", "kernel", "kernels", "mode", "set_mode", "small",
+           "small_work"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+SMALL = 10_000  # items a loop may run over interpreted (at about a microsecond each) rather than load its kernel
+SMALL_TEAMS = 64  # teams a single match may have and run interpreted (its orderings' cost grows faster than linearly)
+BUDGET = 1.0  # seconds a kernel may spend interpreted in one process before it is compiled in the background
+_MODES = ("auto", "compiled", "interpreted")
+
+
+def _mode_from_environment() -> str:
+    if os.environ.get("NUMBA_DISABLE_JIT", "0").strip() not in ("", "0"):
+        return "interpreted"
+    value = os.environ.get("PODIUM_JIT", "auto").strip().lower() or "auto"
+    if value not in _MODES:
+        raise ValueError(f"PODIUM_JIT must be one of {', '.join(_MODES)}. Got {value!r}.")
+    return value
+
+
+_mode = _mode_from_environment()
+_registry: list[Kernel] = []
+_lock = threading.RLock()  # guards the creation of dispatchers and of the namespaces they compile in
+_local = threading.local()
+_worker: threading.Thread | None = None
+_queue: list[tuple[Kernel, tuple[Any, ...]]] = []
+_wake = threading.Condition(_lock)
+
+
+def mode() -> str:
+    """How kernels run in this process: ``"auto"``, ``"compiled"`` or ``"interpreted"`` (from ``PODIUM_JIT``)."""
+    return _mode
+
+
+def set_mode(value: str) -> None:
+    """Change how kernels run from here on (as ``PODIUM_JIT`` would have; kernels compiled stay compiled)."""
+    global _mode
+    if value not in _MODES:
+        raise ValueError(f"'mode' must be one of {', '.join(_MODES)}. Got {value!r:.80}.")
+    _mode = value
+
+
+@contextmanager
+def small(items: int = 0) -> Iterator[None]:
+    """Mark the kernel calls inside as small work (interpreted unless their kernel is compiled already) when they
+    handle ``items`` <= :data:`SMALL` items (players, matches: whatever the loop runs over)."""
+    depth = getattr(_local, "small", 0)
+    if items > SMALL:
+        yield
+        return
+    _local.small = depth + 1
+    try:
+        yield
+    finally:
+        _local.small = depth
+
+
+def small_work(method: F) -> F:
+    """A method whose kernel calls are small work (:func:`small`): a single match or prediction of at most
+    :data:`SMALL_TEAMS` teams (its first argument after ``self``, a :class:`podium.Match` or a list of teams),
+    or a query that calls scalar kernels one at a time."""
+    @functools.wraps(method)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        teams = getattr(args[1], "teams", args[1]) if len(args) > 1 else ()
+        if isinstance(teams, (list, tuple)) and len(teams) > SMALL_TEAMS:  # the orderings grow faster than that
+            return method(*args, **kwargs)
+        depth = getattr(_local, "small", 0)
+        _local.small = depth + 1
+        try:
+            return method(*args, **kwargs)
+        finally:
+            _local.small = depth
+
+    return call  # type: ignore[return-value]
+
+
+def _namespace(module_name: str, compiled: bool) -> dict[str, Any]:
+    """The globals a kernel of ``module_name`` runs in: the module's own, with every kernel in them replaced by
+    its dispatcher (``compiled``) or by its interpreted function, and ``math`` by :mod:`podium.jit.ieee` (interpreted).
+
+    Filled when first asked for and again for names added since, while the module was still being imported."""
+    spaces = _compiled_spaces if compiled else _interpreted_spaces
+    space = spaces.get(module_name)
+    source = sys.modules[module_name].__dict__
+    if space is not None and _filled[compiled, module_name] == len(source):
+        return space
+    with _lock:
+        space = spaces.setdefault(module_name, {} if compiled else {"_ieee_power": _ieee.power})
+        _filled[compiled, module_name] = len(source)
+        missing = [key for key in source if key not in space]
+        space.update({key: source[key] for key in missing})  # first: the kernels below may refer back to it
+        for key in missing:
+            value = source[key]
+            if isinstance(value, Kernel):
+                space[key] = value.dispatcher() if compiled else value.interpreted
+            elif value is math and not compiled:
+                space[key] = _ieee
+            elif value is np and not compiled:
+                space[key] = _ieee.numpy
+    return space
+
+
+_compiled_spaces: dict[str, dict[str, Any]] = {}
+_filled: dict[tuple[bool, str], int] = {}  # how many names a module had when its namespace was filled
+_interpreted_spaces: dict[str, dict[str, Any]] = {}
+
+
+def _copy(func: Callable[..., Any], namespace: dict[str, Any]) -> Callable[..., Any]:
+    """``func`` with other globals (its code, name, defaults and qualname kept, so numba's cache finds it)."""
+    copy = types.FunctionType(func.__code__, namespace, func.__name__, func.__defaults__, func.__closure__)
+    copy.__qualname__ = func.__qualname__
+    copy.__doc__ = func.__doc__
+    copy.__kwdefaults__ = func.__kwdefaults__
+    copy.__annotations__ = func.__annotations__
+    copy.__module__ = func.__module__
+    return copy
+
+
+class _Powers(ast.NodeTransformer):
+    """``a ** b`` and ``a **= b`` become ``_ieee_power(a, b)`` (numba's integer powers are repeated squaring)."""
+
+    def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
+        self.generic_visit(node)
+        if not isinstance(node.op, ast.Pow):
+            return node
+        call = ast.Call(ast.Name("_ieee_power", ast.Load()), [node.left, node.right], [])
+        return ast.copy_location(call, node)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> ast.AST:
+        self.generic_visit(node)
+        if not isinstance(node.op, ast.Pow) or not isinstance(node.target, ast.Name):
+            return node
+        value = ast.Call(ast.Name("_ieee_power", ast.Load()), [ast.Name(node.target.id, ast.Load()), node.value], [])
+        return ast.copy_location(ast.Assign([node.target], ast.copy_location(value, node)), node)
+
+
+def _as_numba_computes(func: Callable[..., Any], namespace: dict[str, Any]) -> Callable[..., Any]:
+    """``func`` run in ``namespace``, its ``**`` as numba computes it (rewritten in its source: the same lines)."""
+    try:
+        lines, first = inspect.getsourcelines(func)
+    except (OSError, TypeError):  # no source to read (never for podium's own): the function as it is
+        return _copy(func, namespace)
+    tree = ast.parse(textwrap.dedent("".join(lines)))
+    definition = tree.body[0]
+    if not isinstance(definition, ast.FunctionDef) or func.__closure__:
+        return _copy(func, namespace)
+    if not any(isinstance(node, (ast.BinOp, ast.AugAssign)) and isinstance(node.op, ast.Pow)
+               for node in ast.walk(definition)):
+        return _copy(func, namespace)
+    definition.decorator_list = []
+    tree = ast.fix_missing_locations(_Powers().visit(tree))
+    ast.increment_lineno(tree, first - 1)
+    scope: dict[str, Any] = {}
+    exec(compile(tree, func.__code__.co_filename, "exec"), namespace, scope)  # noqa: S102  (podium's own source)
+    return _copy(scope[func.__name__], namespace)
+
+
+class Kernel:
+    """A numba-compatible function that runs compiled or interpreted (the module docstring says when).
+
+    Attributes
+    ----------
+    py_func : callable
+        The function as written.
+    options : dict
+        The options it is compiled with (``numba.njit``'s).
+    """
+
+    def __init__(self, func: Callable[..., Any], options: dict[str, Any]) -> None:
+        self.py_func = func
+        self.options = options
+        self.__name__ = func.__name__
+        self.__qualname__ = func.__qualname__
+        self.__module__ = func.__module__
+        self.__doc__ = func.__doc__
+        self.__wrapped__ = func
+        self._interpreted: Callable[..., Any] | None = None
+        self._dispatcher: Any = None
+        self._ready: Any = None  # the dispatcher, once it has run in this process (then every call uses it)
+        self._seconds = 0.0
+        self._queued = False
+
+    def __repr__(self) -> str:
+        state = "compiled" if self._ready is not None else "interpreted"
+        return f"<podium kernel {self.__module__}.{self.__qualname__} ({state})>"
+
+    @property
+    def interpreted(self) -> Callable[..., Any]:
+        """The function as numba would compute it, run by Python: calling the other kernels' Python directly,
+        with C's ``math`` (:mod:`podium.jit.ieee`) and ``**`` as numba compiles it."""
+        if self._interpreted is None:
+            self._interpreted = _as_numba_computes(self.py_func, _namespace(self.__module__, compiled=False))
+        return self._interpreted
+
+    def dispatcher(self) -> Any:
+        """numba's dispatcher of the function (imports numba; compiles nothing until it is called)."""
+        if self._dispatcher is None:
+            with _lock:
+                if self._dispatcher is None:
+                    import numba
+
+                    compiled = _copy(self.py_func, _namespace(self.__module__, compiled=True))
+                    self._dispatcher = numba.njit(**self.options)(compiled)
+        return self._dispatcher
+
+    @property
+    def compiled(self) -> bool:
+        """Whether calls in this process run compiled."""
+        return self._ready is not None
+
+    def __call__(self, *args: Any) -> Any:
+        ready = self._ready
+        if ready is not None and _mode != "interpreted":
+            return ready(*args)
+        if _mode == "interpreted" or (_mode == "auto" and getattr(_local, "small", 0) > 0):
+            start = time.perf_counter()
+            with np.errstate(all="ignore"):
+                out = self.interpreted(*args)
+            if _mode == "auto":
+                self._seconds += time.perf_counter() - start
+                if self._seconds > BUDGET and not self._queued:
+                    _enqueue(self, args)
+            return out
+        out = self.dispatcher()(*args)
+        self._ready = self._dispatcher
+        return out
+
+    def compile(self, *args: Any) -> None:
+        """Compile (or load from numba's cache) the signature of ``args``; calls run compiled after it."""
+        import numba
+
+        dispatcher = self.dispatcher()
+        dispatcher.compile(tuple(numba.typeof(a) for a in args))
+        self._ready = dispatcher
+
+
+def kernel(func: F | None = None, **options: Any) -> Any:
+    """Register a kernel: ``@kernel`` or ``@kernel(cache=True, nogil=True)`` (``numba.njit``'s options)."""
+    def wrap(f: F) -> F:
+        k = Kernel(f, options)
+        _registry.append(k)
+        return k  # type: ignore[return-value]
+
+    return wrap(func) if func is not None else wrap
+
+
+def kernels() -> list[Kernel]:
+    """Every kernel registered so far (those of the modules imported)."""
+    return list(_registry)
+
+
+def _enqueue(k: Kernel, args: tuple[Any, ...]) -> None:
+    """Compile ``k`` for ``args``'s signature in the background thread (started on first need)."""
+    global _worker
+    with _lock:
+        if k._queued:
+            return
+        k._queued = True
+        _queue.append((k, args))
+        if _worker is None:
+            _worker = threading.Thread(target=_work, name="podium-compile", daemon=True)
+            _worker.start()
+        _wake.notify()
+
+
+def _work() -> None:
+    while True:
+        with _lock:
+            while not _queue:
+                _wake.wait()
+            k, args = _queue.pop(0)
+        try:
+            k.compile(*args)
+        except Exception:  # noqa: BLE001  (the kernel stays interpreted; the interpreted calls keep working)
+            pass
+
+
+def adaptive(n: int, run: Callable[[int, int], None], *, budget: float = 2.0) -> None:
+    """Run items ``[0, n)`` as ``run(start, stop)`` calls, interpreted while that is the quicker way.
+
+    In ``auto`` mode pieces of 1, 2, 4, ... items run as small work while the time they took, with the rest at
+    the latest piece's pace, stays under ``budget`` seconds; past it the rest runs compiled (compiling or loading its kernels
+    once: from a fraction of a second, cache warm, to minutes, cache cold).  Other modes: one call.
+    """
+    if _mode != "auto" or n == 0:
+        run(0, n)
+        return
+    done, step, spent = 0, 1, 0.0
+    while done < n:
+        stop = min(n, done + step)
+        began = time.perf_counter()
+        with small():
+            run(done, stop)
+        took = time.perf_counter() - began
+        spent += took
+        # the pace of the latest piece, once it is long enough for its fixed costs (the first one's also pays for
+        # setting the interpreted kernels up) not to pass for the pace
+        if (step >= 64 or (step > 1 and took > 0.05)) and stop < n and spent + took / (stop - done) * (n - stop) > budget:
+            run(stop, n)
+            return
+        done, step = stop, 2 * step
