@@ -13,8 +13,6 @@ $(BIN)/python:
 $(STAMP): $(BIN)/python pyproject.toml
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
-	@echo "compiling podium's kernels once (numba caches them; 2-3 minutes)"
-	$(BIN)/podium demo --players 32 --matches 1600 > /dev/null
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -23,6 +21,9 @@ demo: $(STAMP)
 # On every core (pytest-xdist; `-n 0` in PYTEST_ADDOPTS runs it in one process): tests share nothing but
 # PostgreSQL, where each takes its own schema.
 test: $(STAMP)
+	@echo "compiling podium's kernels in one process first, for the tests' histories (numba caches them: minutes"
+	@echo "the first time, seconds after)"
+	$(BIN)/podium compile
 	$(BIN)/python -m pytest -q -n auto
 
 # The Hypothesis searches of the ordering engine against mpmath (minutes; left out of `make test`).

@@ -21,16 +21,21 @@ beside the peers' (the ``trueskill`` package's ``rate`` and ``quality``, openski
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import time
 from collections.abc import Callable
 from typing import Any
 
-import numba
-import numpy as np
+# The compiled calls, as a long-lived server makes them once its kernels are compiled (a new process's first calls run
+# interpreted: benchmarks/startup.py times those).
+os.environ.setdefault("PODIUM_JIT", "compiled")
 
-import podium
-from podium import Match, Rating
+import numba  # noqa: E402
+import numpy as np  # noqa: E402
+
+import podium  # noqa: E402
+from podium import Match, Rating  # noqa: E402
 from podium.data.rating import ratings_of
 from podium.ordering import log_order, rank_probabilities
 from podium.ordering.outcome import log_outcome, place_probabilities
