@@ -23,13 +23,12 @@ Which one runs (``PODIUM_JIT``; ``docs/design.md``, "Start-up"):
 from __future__ import annotations
 
 import ast
+import dis
 import functools
-import inspect
 import math
 import os
 import sys
 import threading
-import textwrap
 import time
 import types
 from collections.abc import Callable, Iterator
@@ -134,7 +133,7 @@ def _namespace(module_name: str, compiled: bool) -> dict[str, Any]:
         for key in missing:
             value = source[key]
             if isinstance(value, Kernel):
-                space[key] = value.dispatcher() if compiled else value.interpreted
+                space[key] = value.dispatcher() if compiled else _Deferred(value, space, key)
             elif value is math and not compiled:
                 space[key] = _ieee
             elif value is np and not compiled:
@@ -145,6 +144,21 @@ def _namespace(module_name: str, compiled: bool) -> dict[str, Any]:
 _compiled_spaces: dict[str, dict[str, Any]] = {}
 _filled: dict[tuple[bool, str], int] = {}  # how many names a module had when its namespace was filled
 _interpreted_spaces: dict[str, dict[str, Any]] = {}
+
+
+class _Deferred:
+    """A kernel's interpreted function in another's namespace, made on its first call (most of a module's kernels
+    are never called by a given match) and then put in its place there."""
+
+    __slots__ = ("kernel", "space", "key")
+
+    def __init__(self, kernel: Kernel, space: dict[str, Any], key: str) -> None:
+        self.kernel, self.space, self.key = kernel, space, key
+
+    def __call__(self, *args: Any) -> Any:
+        function = self.kernel.interpreted
+        self.space[self.key] = function
+        return function(*args)
 
 
 def _copy(func: Callable[..., Any], namespace: dict[str, Any]) -> Callable[..., Any]:
@@ -176,24 +190,37 @@ class _Powers(ast.NodeTransformer):
         return ast.copy_location(ast.Assign([node.target], ast.copy_location(value, node)), node)
 
 
+def _has_power(code: types.CodeType) -> bool:
+    """Whether the function's bytecode raises anything to a power (``**`` or ``**=``)."""
+    return any(i.opname == "BINARY_OP" and i.argrepr in ("**", "**=") for i in dis.get_instructions(code))
+
+
+@functools.lru_cache(maxsize=None)
+def _source_tree(filename: str) -> ast.Module | None:
+    """A source file's syntax tree (parsed once for all its kernels)."""
+    try:
+        with open(filename, encoding="utf-8") as file:
+            return ast.parse(file.read(), filename)
+    except (OSError, SyntaxError, ValueError):
+        return None
+
+
 def _as_numba_computes(func: Callable[..., Any], namespace: dict[str, Any]) -> Callable[..., Any]:
     """``func`` run in ``namespace``, its ``**`` as numba computes it (rewritten in its source: the same lines)."""
-    try:
-        lines, first = inspect.getsourcelines(func)
-    except (OSError, TypeError):  # no source to read (never for podium's own): the function as it is
+    code = func.__code__
+    if func.__closure__ or not _has_power(code):
         return _copy(func, namespace)
-    tree = ast.parse(textwrap.dedent("".join(lines)))
-    definition = tree.body[0]
-    if not isinstance(definition, ast.FunctionDef) or func.__closure__:
-        return _copy(func, namespace)
-    if not any(isinstance(node, (ast.BinOp, ast.AugAssign)) and isinstance(node.op, ast.Pow)
-               for node in ast.walk(definition)):
-        return _copy(func, namespace)
+    tree = _source_tree(code.co_filename)
+    found = [node for node in (tree.body if tree is not None else [])
+             if isinstance(node, ast.FunctionDef) and node.name == func.__name__
+             and min([node.lineno] + [d.lineno for d in node.decorator_list]) == code.co_firstlineno]
+    if len(found) != 1:  # (never for podium's own kernels, all defined at a module's top level)
+        raise RuntimeError(f"the source of kernel {func.__qualname__} was not found in {code.co_filename}")
+    definition = found[0]  # (rewritten in place: each kernel's interpreted function is made once)
     definition.decorator_list = []
-    tree = ast.fix_missing_locations(_Powers().visit(tree))
-    ast.increment_lineno(tree, first - 1)
+    module = ast.fix_missing_locations(_Powers().visit(ast.Module([definition], [])))
     scope: dict[str, Any] = {}
-    exec(compile(tree, func.__code__.co_filename, "exec"), namespace, scope)  # noqa: S102  (podium's own source)
+    exec(compile(module, code.co_filename, "exec"), namespace, scope)  # noqa: S102  (podium's own source)
     return _copy(scope[func.__name__], namespace)
 
 
