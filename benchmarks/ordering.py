@@ -24,6 +24,10 @@ What is measured (medians of ``--repeats`` runs; the machine is shared, so read 
 
 from __future__ import annotations
 
+import os as _os
+
+_os.environ.setdefault("PODIUM_JIT", "compiled")  # the compiled speed: warm-up calls compile, timed ones do not
+
 import argparse
 import json
 import os
