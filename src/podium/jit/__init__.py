@@ -1,12 +1,13 @@
-"""podium's kernels: compiled by numba where the work pays for it, run as Python where it does not.
+"""How podium's kernels run: compiled by numba where the work pays for it, as Python where it does not.
 
 Every kernel is written once, as numba-compatible Python, and decorated with :func:`kernel`.  The decorator
 returns a :class:`Kernel`, which runs the function one of two ways:
 
-- **interpreted**: the Python source itself, with the kernels it calls also interpreted and ``math`` replaced by
-  :mod:`podium.jit.ieee` (the IEEE results numba's compiled ``math`` gives: ``log(0) = -inf``, ``exp(1000) = inf``,
-  where Python's raises), under ``numpy.errstate(all="ignore")`` (compiled code neither warns nor raises on
-  overflow).  A single match costs tens of microseconds this way and nothing is compiled or imported;
+- **interpreted**: the Python source itself, with the kernels it calls also interpreted, computing what the
+  compiled code computes bit for bit: ``math``, numpy's ``exp`` and ``log`` families and ``**`` are replaced by
+  :mod:`podium.jit.ieee`'s (C's results where Python's raises or differs, numba's integer powers), under
+  ``numpy.errstate(all="ignore")`` (compiled code neither warns nor raises on overflow).  A single match costs
+  tens to hundreds of microseconds this way, and nothing is compiled or imported;
 - **compiled**: numba's dispatcher of the same source (cached on disk), the kernels it calls compiled with it.
   numba is imported when the first kernel is compiled, never by ``import podium``.
 
