@@ -1,7 +1,7 @@
 """podium: ratings from games with any number of players and teams.
 
 The Elo family (two-team Elo, pairwise Elo, Plackett-Luce), the Thurstonian multiplayer Elo, TrueSkill and Glicko-2, a compiled replay engine over columnar
-match histories, and the tools around them.  ``import podium`` imports numpy and nothing more; the kernels run
+match histories, and the tools around them.  ``import podium`` imports nothing but itself; the kernels run
 interpreted for a single match and compiled (by numba, cached on disk) for a history.
 """
 
@@ -11,7 +11,7 @@ import importlib as _importlib
 from typing import TYPE_CHECKING
 
 # Each public name and the module it lives in (docs/design.md, "Layers and files").  They are imported when first
-# used (PEP 562), so that ``import podium`` costs numpy and nothing more: a command, a server or a script pays only
+# used (PEP 562), so that ``import podium`` imports nothing else: a command, a server or a script pays only
 # for the layers it touches.
 _HOMES = {
     "read_matches": "data.io", "write_matches": "data.io",

@@ -222,7 +222,7 @@ class League:
         if not isinstance(match, Match):
             raise MatchError(f"'match' must be a podium.Match. Got {type(match).__name__}: {match!r:.80}.")
         self.model._check_team_count(len(match.teams))
-        with small():
+        with small(teams=len(match.teams)):
             packed = Matches.from_matches([match])
             self._replay(packed)
         return {p: self.rating(p) for p in packed.players}
@@ -255,7 +255,8 @@ class League:
         packed = matches
         self._check_team_counts(packed)
         if not progress or len(packed) <= _CHUNK:
-            adaptive(len(packed), lambda a, b: self._replay(packed if (a, b) == (0, len(packed)) else packed[a:b]))
+            adaptive(len(packed), lambda a, b: self._replay(packed if (a, b) == (0, len(packed)) else packed[a:b]),
+                     teams=int(packed.n_teams.max()) if len(packed) else 0)
             return self
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 

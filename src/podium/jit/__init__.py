@@ -32,8 +32,7 @@ import sys
 import threading
 import time
 import types
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 import numpy as np
@@ -82,36 +81,35 @@ def set_mode(value: str) -> None:
     _mode = value
 
 
-@contextmanager
-def small(items: int = 0) -> Iterator[None]:
+class small:  # noqa: N801  (a context manager, named as it reads: ``with small(...)``)
     """Mark the kernel calls inside as small work (interpreted unless their kernel is compiled already) when they
-    handle ``items`` <= :data:`SMALL` items (players, matches: whatever the loop runs over)."""
-    depth = getattr(_local, "small", 0)
-    if items > SMALL:
-        yield
-        return
-    _local.small = depth + 1
-    try:
-        yield
-    finally:
-        _local.small = depth
+    handle at most :data:`SMALL` ``items`` (players, matches: whatever the loop runs over) in matches of at most
+    :data:`SMALL_TEAMS` ``teams`` (the orderings' cost grows faster than linearly in the teams)."""
+
+    __slots__ = ("_marks", "_depth")
+
+    def __init__(self, items: int = 0, teams: int = 0) -> None:
+        self._marks = items <= SMALL and teams <= SMALL_TEAMS
+        self._depth = 0
+
+    def __enter__(self) -> None:
+        if self._marks:
+            self._depth = getattr(_local, "small", 0)
+            _local.small = self._depth + 1
+
+    def __exit__(self, *exc: object) -> None:
+        if self._marks:
+            _local.small = self._depth
 
 
 def small_work(method: F) -> F:
-    """A method whose kernel calls are small work (:func:`small`): a single match or prediction of at most
-    :data:`SMALL_TEAMS` teams (its first argument after ``self``, a :class:`podium.Match` or a list of teams),
-    or a query that calls scalar kernels one at a time."""
+    """A method whose kernel calls are small work (:func:`small`): a single match or prediction (its first argument
+    after ``self``, a :class:`podium.Match` or a list of teams), or a query that calls scalar kernels one by one."""
     @functools.wraps(method)
     def call(*args: Any, **kwargs: Any) -> Any:
         teams = getattr(args[1], "teams", args[1]) if len(args) > 1 else ()
-        if isinstance(teams, (list, tuple)) and len(teams) > SMALL_TEAMS:  # the orderings grow faster than that
+        with small(teams=len(teams) if isinstance(teams, (list, tuple)) else 0):
             return method(*args, **kwargs)
-        depth = getattr(_local, "small", 0)
-        _local.small = depth + 1
-        try:
-            return method(*args, **kwargs)
-        finally:
-            _local.small = depth
 
     return call  # type: ignore[return-value]
 
@@ -345,14 +343,15 @@ def _work() -> None:
             pass
 
 
-def adaptive(n: int, run: Callable[[int, int], None], *, budget: float = 2.0) -> None:
+def adaptive(n: int, run: Callable[[int, int], None], *, teams: int = 0, budget: float = 2.0) -> None:
     """Run items ``[0, n)`` as ``run(start, stop)`` calls, interpreted while that is the quicker way.
 
-    In ``auto`` mode pieces of 1, 2, 4, ... items run as small work while the time they took, with the rest at
-    the latest piece's pace, stays under ``budget`` seconds; past it the rest runs compiled (compiling or loading its kernels
-    once: from a fraction of a second, cache warm, to minutes, cache cold).  Other modes: one call.
+    In ``auto`` mode pieces of 1, 2, 4, ... items run as small work while the time they took, with the rest at the
+    latest piece's pace, stays under ``budget`` seconds; past it the rest runs compiled (compiling or loading its
+    kernels once: from a fraction of a second, cache warm, to minutes, cache cold).  Items of more than
+    :data:`SMALL_TEAMS` ``teams`` (the most of any), and other modes: one call.
     """
-    if _mode != "auto" or n == 0:
+    if _mode != "auto" or n == 0 or teams > SMALL_TEAMS:
         run(0, n)
         return
     done, step, spent = 0, 1, 0.0
@@ -365,7 +364,8 @@ def adaptive(n: int, run: Callable[[int, int], None], *, budget: float = 2.0) ->
         spent += took
         # the pace of the latest piece, once it is long enough for its fixed costs (the first one's also pays for
         # setting the interpreted kernels up) not to pass for the pace
-        if (step >= 64 or (step > 1 and took > 0.05)) and stop < n and spent + took / (stop - done) * (n - stop) > budget:
+        long_enough = step >= 64 or (step > 1 and took > 0.05)
+        if long_enough and stop < n and spent + took / (stop - done) * (n - stop) > budget:
             run(stop, n)
             return
         done, step = stop, 2 * step

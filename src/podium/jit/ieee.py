@@ -6,10 +6,10 @@ Interpreted kernels see this module as ``math`` (:mod:`podium.jit`); everything 
 
 from __future__ import annotations
 
+import builtins
 import ctypes
 import ctypes.util
 import math
-import builtins
 import types
 from collections.abc import Callable
 from typing import Any
@@ -18,8 +18,8 @@ import numpy as np
 from math import (ceil, comb, e, erf, erfc, factorial, floor, fsum, gamma, inf, isfinite, isinf, isnan,  # noqa: F401
                   nan, pi, tanh, tau, trunc)
 
-__all__ = ["numpy", "power", "acosh", "asinh", "atanh", "cosh", "exp", "expm1", "hypot", "lgamma", "log", "log10", "log1p", "log2",
-           "pow", "sinh", "sqrt"]
+__all__ = ["numpy", "power", "acosh", "asinh", "atanh", "cosh", "exp", "expm1", "hypot", "lgamma", "log", "log10",
+           "log1p", "log2", "pow", "sinh", "sqrt"]
 
 
 def _log(f: Callable[[float], float], x: float) -> float:
