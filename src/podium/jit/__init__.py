@@ -265,10 +265,14 @@ class Kernel:
         if self._dispatcher is None:
             with _lock:
                 if self._dispatcher is None:
-                    import numba
-
                     compiled = _copy(self.py_func, _namespace(self.__module__, compiled=True))
-                    self._dispatcher = numba.njit(**self.options)(compiled)
+                    options = dict(self.options)
+                    cache = options.pop("cache", False)
+                    dispatcher = _dispatcher_class()(py_func=compiled, locals={},
+                                                     targetoptions={**options, "nopython": True, "boundscheck": None})
+                    if cache:
+                        dispatcher.enable_caching()
+                    self._dispatcher = dispatcher
         return self._dispatcher
 
     @property
@@ -300,6 +304,25 @@ class Kernel:
         dispatcher = self.dispatcher()
         dispatcher.compile(tuple(numba.typeof(a) for a in args))
         self._ready = dispatcher
+
+
+@functools.lru_cache(maxsize=1)
+def _dispatcher_class() -> type:
+    """numba's CPU dispatcher, made to compile a kernel called from another with the arguments' plain types.
+
+    numba compiles a callee for the types at the call site, and a constant argument there has a literal type
+    (``Literal[int](0)``, ``Literal[bool](True)``): each constant passed made another whole compilation of the
+    callee and of everything it calls, several times over for the ordering engine (most of the compile time).
+    With the plain types every caller shares one compilation; LLVM still folds the constants where it inlines."""
+    from numba.core import types
+    from numba.core.registry import CPUDispatcher
+
+    class Dispatcher(CPUDispatcher):  # type: ignore[misc, valid-type]
+        def get_call_template(self, args: Any, kws: Any) -> Any:
+            return super().get_call_template(tuple(types.unliteral(a) for a in args),
+                                             {k: types.unliteral(v) for k, v in kws.items()})
+
+    return Dispatcher
 
 
 def kernel(func: F | None = None, **options: Any) -> Any:
