@@ -62,6 +62,43 @@ def test_demo_shows_every_family_an_evaluation_smoothing_and_an_audit() -> None:
     assert "5. Audit" in result.output and "flag(s); injected: one-sided pair:" in result.output
 
 
+def test_demo_compiles_its_later_sections_in_a_child_and_leaves_none_behind(monkeypatch: pytest.MonkeyPatch) -> None:
+    import subprocess
+    import sys
+
+    from podium.cli import rating
+
+    children: list[subprocess.Popen[bytes]] = []
+    asked: list[list[str]] = []
+
+    def start(work: list[str]) -> subprocess.Popen[bytes]:
+        asked.append(work)  # a child that would outlive the demo if it were not stopped
+        children.append(subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"]))
+        return children[0]
+
+    monkeypatch.setattr(rating, "_compile_ahead", start)
+    result = runner.invoke(app, ["demo", "--players", "20", "--matches", "400"])
+    assert result.exit_code == 0, result.output
+    assert asked == [["evaluation", "smoothing", "audit"]]
+    assert children[0].poll() is not None  # stopped and reaped when the demo ended
+
+
+def test_compile_ahead_starts_podium_compile_of_known_work_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    from podium import jit
+    from podium.cli import rating
+
+    monkeypatch.setattr(jit, "_mode", "auto")
+    result = runner.invoke(app, ["compile", "--only", "reading", "--quiet"])
+    assert result.exit_code == 0, result.output
+    assert result.output == ""
+    assert jit.mode() == "auto"  # left as it was found (the work ran compiled)
+    result = runner.invoke(app, ["compile", "--only", "reading", "--only", "chess"])
+    assert result.exit_code == 2
+    assert "--only" in result.output and "'chess'" in result.output and "trueskill" in result.output
+    monkeypatch.setattr(jit, "_mode", "interpreted")
+    assert rating._compile_ahead(["audit"]) is None  # nothing to compile: no child
+
+
 def test_skip_invalid_rates_the_rest(tmp_path: Path) -> None:
     history = tmp_path / "h.jsonl"
     history.write_text(json.dumps({"teams": [["a"], ["b"]], "ranks": [0, 1]}) + "\n"

@@ -91,9 +91,12 @@ def _reading() -> None:
             read_matches(path)
 
 
-def workloads() -> list[tuple[str, Callable[[], None]]]:
-    """``(label, run)`` for each piece of work, in the order ``podium compile`` runs them."""
+def workloads() -> dict[str, tuple[str, Callable[[], None]]]:
+    """``{key: (label, run)}`` for each piece of work, in the order ``podium compile`` runs them (``key``: what
+    ``podium compile --only`` names it by)."""
     from ..models import MODELS
 
-    return ([("reading histories", _reading)] + [(f"model {name}", _model_work(name)) for name in MODELS]
-            + [("smoothing (TrueSkill Through Time)", _smoothing), ("evaluation", _evaluation), ("audit", _auditing)])
+    return ({"reading": ("reading histories", _reading)}
+            | {name: (f"model {name}", _model_work(name)) for name in MODELS}
+            | {"smoothing": ("smoothing (TrueSkill Through Time)", _smoothing), "evaluation": ("evaluation", _evaluation),
+               "audit": ("audit", _auditing)})
