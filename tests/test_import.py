@@ -109,6 +109,56 @@ def test_compiled_kernels_are_cached_on_disk_and_loaded_by_the_next_process() ->
     assert probe["hits"] == 1 and probe["misses"] == 0, probe
 
 
+CACHE_STATE = """
+import json
+import podium
+from podium import jit
+from podium.kernels.elo import replay_likelihood
+before = replay_likelihood.cached()
+jit.set_mode("compiled")
+podium.League(podium.Elo()).record_many([podium.Match([["a"], ["b"]])])
+print(json.dumps({"before": before, "after": replay_likelihood.cached()}))
+"""
+
+
+def test_a_kernel_counts_as_cached_once_numba_cache_holds_it(tmp_path: Path) -> None:
+    cache = str(tmp_path / "cache")
+    first = run(CACHE_STATE, NUMBA_CACHE_DIR=cache)
+    assert first == {"before": False, "after": True}  # an empty cache; then compiled in this process
+    second = run(CACHE_STATE, NUMBA_CACHE_DIR=cache)
+    assert second["before"] is True  # the next process finds it on disk before running it
+
+
+@pytest.mark.parametrize(("in_cache", "expected"), [(True, [True] * 4 + [False]), (False, [True] * 10)])
+def test_a_history_runs_interpreted_longer_when_its_kernels_would_have_to_compile(
+        monkeypatch: pytest.MonkeyPatch, in_cache: bool, expected: list[bool]) -> None:
+    """1,000 items of 10 ms each (10 s interpreted), in pieces of 1, 2, 4, ...: with the kernels in the cache the
+    rest goes compiled once the pace is known (after the piece of 8, the rest would take over ``budget``); with
+    them not in the cache, the whole history stays interpreted (under ``cold_budget``)."""
+    from podium import jit
+    from podium.kernels.elo import replay_likelihood
+
+    clock = [0.0]
+    calls: list[tuple[int, int, bool]] = []
+
+    def run_items(start: int, stop: int) -> None:
+        small = getattr(jit._local, "small", 0) > 0
+        calls.append((start, stop, small))
+        if small:
+            clock[0] += 0.01 * (stop - start)
+            jit._local.entered.add(replay_likelihood)
+
+    monkeypatch.setattr(jit, "_mode", "auto")
+    monkeypatch.setattr(jit.time, "perf_counter", lambda: clock[0])
+    monkeypatch.setattr(jit, "cached", lambda *entries: in_cache and entries == (replay_likelihood,))
+    jit.adaptive(1_000, run_items, budget=2.0, cold_budget=100.0)
+    assert [small for _, _, small in calls] == expected
+    assert calls[0][0] == 0 and calls[-1][1] == 1_000 and all(a[1] == b[0] for a, b in zip(calls, calls[1:]))
+    calls.clear()
+    jit.adaptive(100_000, run_items, budget=2.0, cold_budget=100.0)  # 1,000 s interpreted: compiled either way
+    assert [small for _, _, small in calls] == [True] * 4 + [False]
+
+
 BACKGROUND = """
 import json, time
 import podium

@@ -39,14 +39,15 @@ import numpy as np
 
 from . import ieee as _ieee
 
-__all__ = ["BUDGET", "SMALL", "SMALL_TEAMS", "Kernel", "adaptive", "kernel", "kernels", "mode", "set_mode", "small",
-           "small_work"]
+__all__ = ["BUDGET", "COLD_BUDGET", "SMALL", "SMALL_TEAMS", "Kernel", "adaptive", "cached", "kernel", "kernels", "mode",
+           "set_mode", "small", "small_work"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 SMALL = 10_000  # items a loop may run over interpreted (at about a microsecond each) rather than load its kernel
 SMALL_TEAMS = 64  # teams a single match may have and run interpreted (its orderings' cost grows faster than linearly)
 BUDGET = 1.0  # seconds a kernel may spend interpreted in one process before it is compiled in the background
+COLD_BUDGET = 10.0  # seconds a history may take interpreted rather than compile kernels that are not in the cache
 _MODES = ("auto", "compiled", "interpreted")
 
 
@@ -285,6 +286,9 @@ class Kernel:
         if ready is not None and _mode != "interpreted":
             return ready(*args)
         if _mode == "interpreted" or (_mode == "auto" and getattr(_local, "small", 0) > 0):
+            entered = getattr(_local, "entered", None)
+            if entered is not None:
+                entered.add(self)
             start = time.perf_counter()
             with np.errstate(all="ignore"):
                 out = self.interpreted(*args)
@@ -296,6 +300,19 @@ class Kernel:
         out = self.dispatcher()(*args)
         self._ready = self._dispatcher
         return out
+
+    def cached(self) -> bool:
+        """Whether running it compiled costs no compile: it runs compiled in this process already, or numba's disk
+        cache holds a compilation of its current source (loading one takes a fraction of a second where compiling
+        takes seconds to minutes).  Imports numba."""
+        if self._ready is not None:
+            return True
+        if not self.options.get("cache"):
+            return False
+        try:
+            return bool(self.dispatcher()._cache._cache_file._load_index())
+        except Exception:  # noqa: BLE001  (numba's cache layout is its own: when unreadable, count it as not cached)
+            return False
 
     def compile(self, *args: Any) -> None:
         """Compile (or load from numba's cache) the signature of ``args``; calls run compiled after it."""
@@ -366,29 +383,46 @@ def _work() -> None:
             pass
 
 
-def adaptive(n: int, run: Callable[[int, int], None], *, teams: int = 0, budget: float = 2.0) -> None:
+def cached(*entries: Kernel) -> bool:
+    """Whether every one of ``entries`` runs compiled without a compile (:meth:`Kernel.cached`; imports numba)."""
+    return all(k.cached() for k in entries)
+
+
+def adaptive(n: int, run: Callable[[int, int], None], *, teams: int = 0, budget: float = 2.0,
+             cold_budget: float = COLD_BUDGET) -> None:
     """Run items ``[0, n)`` as ``run(start, stop)`` calls, interpreted while that is the quicker way.
 
     In ``auto`` mode pieces of 1, 2, 4, ... items run as small work while the time they took, with the rest at the
-    latest piece's pace, stays under ``budget`` seconds; past it the rest runs compiled (compiling or loading its
-    kernels once: from a fraction of a second, cache warm, to minutes, cache cold).  Items of more than
-    :data:`SMALL_TEAMS` ``teams`` (the most of any), and other modes: one call.
+    latest piece's pace, stays under ``budget`` seconds; past it the rest runs compiled, loading its kernels from
+    numba's cache (a fraction of a second).  When the kernels the pieces ran are not in the cache (a fresh
+    install: compiling them takes from seconds to minutes), the pieces go on interpreted up to ``cold_budget``
+    seconds instead.  Items of more than :data:`SMALL_TEAMS` ``teams`` (the most of any), and other modes: one call.
     """
     if _mode != "auto" or n == 0 or teams > SMALL_TEAMS:
         run(0, n)
         return
     done, step, spent = 0, 1, 0.0
+    entered: set[Kernel] = set()
+    limit = budget
     while done < n:
         stop = min(n, done + step)
         began = time.perf_counter()
-        with small():
-            run(done, stop)
+        outer, _local.entered = getattr(_local, "entered", None), entered
+        try:
+            with small():
+                run(done, stop)
+        finally:
+            _local.entered = outer
         took = time.perf_counter() - began
         spent += took
         # the pace of the latest piece, once it is long enough for its fixed costs (the first one's also pays for
         # setting the interpreted kernels up) not to pass for the pace
         long_enough = step >= 64 or (step > 1 and took > 0.05)
-        if long_enough and stop < n and spent + took / (stop - done) * (n - stop) > budget:
-            run(stop, n)
-            return
+        projected = spent + took / (stop - done) * (n - stop)
+        if long_enough and stop < n and projected > limit:
+            if limit == budget and projected <= cold_budget and not cached(*entered):
+                limit = cold_budget  # a compile would cost more than the rest interpreted
+            else:
+                run(stop, n)
+                return
         done, step = stop, 2 * step
