@@ -75,7 +75,7 @@ history = [Match([[f"p{rng.randrange(40)}"], [f"q{rng.randrange(40)}"]], time=t)
 for name in ("Elo", "TrueSkill"):
     board = League(models[name]).record_many(history).leaderboard(top=3)
     out[name + "/league"] = [[row.player, row.mu, row.sigma] for row in board]
-smoothed = podium.TrueSkillThroughTime().smooth(history[:120])
+smoothed = podium.TrueSkillThroughTime().smooth(history[:40])  # (from 50 it asks numba whether its kernels are cached)
 out["ttt"] = {p: [x.mu, x.sigma] for p, x in sorted(smoothed.ratings().items())[:5]}
 out["loaded"] = sorted(m.split(".")[0] for m in sys.modules if m.split(".")[0] in ("numba", "scipy"))
 print(json.dumps(out))

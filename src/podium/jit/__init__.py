@@ -334,7 +334,7 @@ def _dispatcher_class() -> type:
     from numba.core import types
     from numba.core.registry import CPUDispatcher
 
-    class Dispatcher(CPUDispatcher):  # type: ignore[misc, valid-type]
+    class Dispatcher(CPUDispatcher):
         def get_call_template(self, args: Any, kws: Any) -> Any:
             return super().get_call_template(tuple(types.unliteral(a) for a in args),
                                              {k: types.unliteral(v) for k, v in kws.items()})
