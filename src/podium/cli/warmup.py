@@ -98,5 +98,5 @@ def workloads() -> dict[str, tuple[str, Callable[[], None]]]:
 
     return ({"reading": ("reading histories", _reading)}
             | {name: (f"model {name}", _model_work(name)) for name in MODELS}
-            | {"smoothing": ("smoothing (TrueSkill Through Time)", _smoothing), "evaluation": ("evaluation", _evaluation),
-               "audit": ("audit", _auditing)})
+            | {"smoothing": ("smoothing (TrueSkill Through Time)", _smoothing),
+               "evaluation": ("evaluation", _evaluation), "audit": ("audit", _auditing)})

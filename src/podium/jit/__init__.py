@@ -16,7 +16,9 @@ Which one runs (``PODIUM_JIT``; ``docs/design.md``, "Start-up"):
 - ``auto`` (the default): a call inside :func:`small` (the single-match methods, a short history) is interpreted
   until its kernel has been compiled in this process; once a kernel has spent :data:`BUDGET` seconds interpreted
   (a long-lived game server), a background thread compiles it (or loads it from numba's cache) and the calls
-  after that run compiled.  Any other call (a history, an evaluation) compiles, or loads from the cache, first;
+  after that run compiled.  :func:`adaptive` (a league's history) runs interpreted pieces while the rest would
+  take under two seconds, or under :data:`COLD_BUDGET` while its kernels are not in numba's cache
+  (:meth:`Kernel.cached`).  Any other call (an evaluation, a fit) compiles, or loads from the cache, first;
 - ``compiled``: every call compiles first (numba's behaviour);
 - ``interpreted``: nothing is ever compiled (as ``NUMBA_DISABLE_JIT=1``, which also selects it).
 """
