@@ -77,10 +77,14 @@ def test_demo_compiles_its_later_sections_in_a_child_and_leaves_none_behind(monk
         return children[0]
 
     monkeypatch.setattr(rating, "_compile_ahead", start)
+    from podium import jit
+
+    cold_budget = jit.COLD_BUDGET
     result = runner.invoke(app, ["demo", "--players", "20", "--matches", "400"])
     assert result.exit_code == 0, result.output
     assert asked == [["evaluation", "smoothing", "audit"]]
     assert children[0].poll() is not None  # stopped and reaped when the demo ended
+    assert jit.COLD_BUDGET == cold_budget  # (0 during the demo, whose seasons compile: put back)
 
 
 def test_compile_ahead_starts_podium_compile_of_known_work_only(monkeypatch: pytest.MonkeyPatch) -> None:

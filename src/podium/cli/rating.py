@@ -120,12 +120,16 @@ def demo(
 
     if players < 16 or matches < 100:
         raise typer.BadParameter("the demo needs at least 16 players and 100 matches")
+    from .. import jit
+
     helper = _compile_ahead(["evaluation", "smoothing", "audit"])
+    cold_budget, jit.COLD_BUDGET = jit.COLD_BUDGET, 0.0  # the demo shows compiled speeds: its seasons compile
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)  # a demo of defaults: convergence notes are for real work
             _demo(players, matches, seed)
     finally:
+        jit.COLD_BUDGET = cold_budget
         if helper is not None:
             helper.kill()
             helper.wait()

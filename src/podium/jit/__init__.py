@@ -391,18 +391,19 @@ def cached(*entries: Kernel) -> bool:
 
 
 def adaptive(n: int, run: Callable[[int, int], None], *, teams: int = 0, budget: float = 2.0,
-             cold_budget: float = COLD_BUDGET) -> None:
+             cold_budget: float | None = None) -> None:
     """Run items ``[0, n)`` as ``run(start, stop)`` calls, interpreted while that is the quicker way.
 
     In ``auto`` mode pieces of 1, 2, 4, ... items run as small work while the time they took, with the rest at the
     latest piece's pace, stays under ``budget`` seconds; past it the rest runs compiled, loading its kernels from
     numba's cache (a fraction of a second).  When the kernels the pieces ran are not in the cache (a fresh
     install: compiling them takes from seconds to minutes), the pieces go on interpreted up to ``cold_budget``
-    seconds instead.  Items of more than :data:`SMALL_TEAMS` ``teams`` (the most of any), and other modes: one call.
+    seconds instead (default :data:`COLD_BUDGET`, read at the call).  Items of more than :data:`SMALL_TEAMS` ``teams`` (the most of any), and other modes: one call.
     """
     if _mode != "auto" or n == 0 or teams > SMALL_TEAMS:
         run(0, n)
         return
+    cold_budget = COLD_BUDGET if cold_budget is None else cold_budget
     done, step, spent = 0, 1, 0.0
     entered: set[Kernel] = set()
     limit = budget
