@@ -149,7 +149,7 @@ def test_a_history_runs_interpreted_longer_when_its_kernels_would_have_to_compil
             jit._local.entered.add(replay_likelihood)
 
     monkeypatch.setattr(jit, "_mode", "auto")
-    monkeypatch.setattr(jit.time, "perf_counter", lambda: clock[0])
+    monkeypatch.setattr(jit, "_clock", lambda: clock[0])
     monkeypatch.setattr(jit, "cached", lambda *entries: in_cache and entries == (replay_likelihood,))
     jit.adaptive(1_000, run_items, budget=2.0, cold_budget=100.0)
     assert [small for _, _, small in calls] == expected

@@ -138,7 +138,7 @@ def demo(
 def _compile_ahead(work: list[str]) -> subprocess.Popen[bytes] | None:
     """On a machine with a second core, ``podium compile --only`` of ``work`` in a child process: the demo's later
     sections then load their kernels from numba's cache instead of compiling them after the first sections
-    (a fresh install's demo takes about half the time; with the cache warm the child loads and exits)."""
+    (a fresh install's demo takes a quarter less time; with the cache warm the child loads and exits)."""
     from .. import jit
 
     if jit.mode() == "interpreted" or (os.cpu_count() or 1) < 2:
